@@ -1,0 +1,96 @@
+"""Framework knowledge as plugins, discovered through the ``prefixlint.plugins`` entry-point group.
+
+A plugin is a :class:`Plugin` instance exposed by an entry point, for example in a third party's
+``pyproject.toml``::
+
+    [project.entry-points."prefixlint.plugins"]
+    mylib = "mylib_prefixlint:PLUGIN"
+
+It can declare sinks (calls that send a prompt to a model), message constructors, dynamic calls, and
+extra rules. Built-in plugins for openai, anthropic, litellm, langchain, llama-index and pydantic-ai
+live next to this file and are registered the same way in prefixlint's own ``pyproject.toml``.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from functools import cache
+from importlib.metadata import entry_points
+from typing import Any
+
+log = logging.getLogger(__name__)
+
+ENTRY_POINT_GROUP = "prefixlint.plugins"
+BUILTIN = ("openai", "anthropic", "litellm", "langchain", "llama_index", "pydantic_ai")
+
+
+@dataclass(frozen=True)
+class SinkSpec:
+    """A call that sends a layout to a model, and which arguments hold which part of it.
+
+    ``calls`` are dotted-name suffixes matched against the call (``chat.completions.create``).
+    Keyword names map to sections: ``system`` (a string or block list), ``messages`` (a message
+    list), ``tools``, ``prompt`` (one string sent as the user turn or the whole prompt), and
+    ``cache_key`` (e.g. ``prompt_cache_key``). ``positional`` maps argument positions to those roles.
+    """
+
+    name: str
+    calls: tuple[str, ...]
+    provider: str
+    system: tuple[str, ...] = ()
+    messages: tuple[str, ...] = ()
+    tools: tuple[str, ...] = ()
+    prompt: tuple[str, ...] = ()
+    response_format: tuple[str, ...] = ()
+    cache_key: tuple[str, ...] = ()
+    positional: dict[int, str] = field(default_factory=dict)
+    model_kw: str = "model"
+
+
+@dataclass(frozen=True)
+class Plugin:
+    """What a framework contributes to the analyzer and the rules."""
+
+    name: str
+    sinks: tuple[SinkSpec, ...] = ()
+    # Class or function names that build one message: ``SystemMessage`` -> "system".
+    message_constructors: dict[str, str] = field(default_factory=dict)
+    # Calls whose return value is a prompt template (``ChatPromptTemplate.from_messages``).
+    template_constructors: dict[str, str] = field(default_factory=dict)
+    # Decorators that register a system-prompt function (pydantic-ai ``@agent.system_prompt``).
+    system_prompt_decorators: tuple[str, ...] = ()
+    dynamic_calls: dict[str, list[str]] = field(default_factory=dict)
+    rules: tuple[Any, ...] = ()
+
+
+@cache
+def load_plugins() -> tuple[Plugin, ...]:
+    """Every installed plugin: built-ins first, then third-party entry points. Broken ones are logged."""
+    import importlib
+
+    plugins: list[Plugin] = []
+    seen: set[str] = set()
+    for name in BUILTIN:
+        try:
+            module = importlib.import_module(f"prefixlint.plugins.{name}")
+        except ImportError:
+            continue
+        plugin = getattr(module, "PLUGIN", None)
+        if isinstance(plugin, Plugin):
+            plugins.append(plugin)
+            seen.add(plugin.name)
+    for ep in entry_points(group=ENTRY_POINT_GROUP):
+        if ep.name in seen:
+            continue
+        try:
+            plugin = ep.load()
+        except Exception as exc:  # noqa: BLE001 - a broken third-party plugin must not stop linting
+            log.warning("prefixlint plugin %s failed to load: %s", ep.name, exc)
+            continue
+        if isinstance(plugin, Plugin):
+            plugins.append(plugin)
+            seen.add(plugin.name)
+        else:
+            log.warning("prefixlint plugin %s is not a prefixlint.plugins.Plugin", ep.name)
+    return tuple(plugins)

@@ -1,0 +1,176 @@
+"""The rule base class, its examples, and the registry.
+
+A rule is one class in one module of :mod:`prefixlint.rules`. Its docstring is its documentation;
+``VALID`` and ``INVALID`` hold examples that the test suite runs through the whole checker, so a rule
+cannot drift from what it claims. Rules read layouts (never libcst or jinja2 trees) and return
+findings; they never write files.
+"""
+
+from __future__ import annotations
+
+import inspect
+import re
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import ClassVar
+
+from prefixlint.config import Settings
+from prefixlint.diagnostics import Finding, Impact, Severity
+from prefixlint.edits import Applicability
+from prefixlint.layout import Layout, SourceLocation
+
+CODE_RE = re.compile(r"^PFX\d{3}$")
+
+
+@dataclass(frozen=True)
+class Example:
+    """A rule example: one or more files, checked together as a small project.
+
+    ``code`` is the main file's text, named ``path``. ``files`` adds other files of the project
+    (e.g. ``prompts.py`` or ``templates/system.j2``). For an invalid example, ``line`` is the
+    expected 1-based line of the finding in ``path`` (when given), and ``fixed`` is the expected
+    text of ``path`` after applying the rule's fix (safe, or unsafe when ``unsafe=True``).
+    """
+
+    code: str
+    path: str = "example.py"
+    files: dict[str, str] = field(default_factory=dict)
+    line: int | None = None
+    fixed: str | None = None
+    unsafe: bool = False
+    provider: str | None = None
+    model: str | None = None
+    note: str = ""
+
+
+@dataclass
+class RuleContext:
+    """What a rule may read besides the layout."""
+
+    settings: Settings
+    path: str = ""
+    source: str = ""
+
+
+_REGISTRY: dict[str, type[Rule]] = {}
+
+
+class Rule:
+    """Base class. Subclasses set the class attributes and implement :meth:`check`."""
+
+    code: ClassVar[str]
+    name: ClassVar[str]
+    message: ClassVar[str]
+    fix_applicability: ClassVar[Applicability | None] = None
+    default_severity: ClassVar[Severity] = Severity.MEDIUM
+    VALID: ClassVar[list[Example]] = []
+    INVALID: ClassVar[list[Example]] = []
+
+    def __init_subclass__(cls, **kwargs: object) -> None:
+        super().__init_subclass__(**kwargs)
+        if inspect.isabstract(cls) or not getattr(cls, "code", None):
+            return
+        if not CODE_RE.match(cls.code):
+            raise ValueError(f"{cls.__name__}: rule code {cls.code!r} must look like PFX123")
+        if cls.code in _REGISTRY and _REGISTRY[cls.code] is not cls:
+            raise ValueError(f"duplicate rule code {cls.code}: {cls.__name__} and {_REGISTRY[cls.code].__name__}")
+        _REGISTRY[cls.code] = cls
+
+    @classmethod
+    def summary(cls) -> str:
+        """First line of the docstring."""
+        return (inspect.getdoc(cls) or "").strip().splitlines()[0] if cls.__doc__ else ""
+
+    @classmethod
+    def documentation(cls) -> str:
+        """The whole docstring: what it flags, why, and how to fix it."""
+        return inspect.getdoc(cls) or ""
+
+    def check(self, layout: Layout, ctx: RuleContext) -> Iterable[Finding]:
+        """Findings for one layout."""
+        raise NotImplementedError
+
+    # Helpers for subclasses -------------------------------------------------------------------
+
+    def finding(
+        self,
+        location: SourceLocation,
+        impact: Impact | None,
+        ctx: RuleContext,
+        *,
+        message: str | None = None,
+        **fields: object,
+    ) -> Finding:
+        """A finding of this rule with severity derived from ``impact`` and the thresholds."""
+        text = message or self.message.format(**fields)
+        return Finding(
+            code=self.code,
+            message=text,
+            location=location,
+            severity=severity_for(impact, ctx.settings, self.default_severity),
+            impact=impact,
+            rule_name=self.name,
+        )
+
+
+def severity_for(impact: Impact | None, settings: Settings, default: Severity) -> Severity:
+    """Map tokens lost to a severity using ``settings.thresholds``; capped by ``default``'s ceiling."""
+    if impact is None:
+        return default
+    t = settings.thresholds
+    lost = impact.tokens_lost
+    if lost >= t.high:
+        sev = Severity.HIGH
+    elif lost >= t.medium:
+        sev = Severity.MEDIUM
+    elif lost >= t.low:
+        sev = Severity.LOW
+    else:
+        sev = Severity.INFO
+    # Import-time findings and similar lower-severity rules never rise above their default.
+    return sev if sev.rank <= default.rank or default is Severity.HIGH else default
+
+
+def load_builtin_rules() -> None:
+    """Import every module of :mod:`prefixlint.rules` so their classes register."""
+    import importlib
+    import pkgutil
+
+    import prefixlint.rules as pkg
+
+    for info in pkgutil.iter_modules(pkg.__path__):
+        if info.name != "base" and not info.name.startswith("_"):
+            importlib.import_module(f"{pkg.__name__}.{info.name}")
+
+
+def all_rules() -> list[type[Rule]]:
+    """Every registered rule class, sorted by code (built-ins and plugin rules)."""
+    load_builtin_rules()
+    from prefixlint.plugins import load_plugins
+
+    load_plugins()
+    return [_REGISTRY[c] for c in sorted(_REGISTRY)]
+
+
+def get_rule(code: str) -> type[Rule] | None:
+    """The rule with ``code`` (case-insensitive), or None."""
+    all_rules()
+    return _REGISTRY.get(code.upper())
+
+
+def selector_matches(selector: str, code: str) -> bool:
+    """Ruff-style selection: ``ALL``, a full code, or any prefix of it."""
+    selector = selector.upper()
+    return selector == "ALL" or code.startswith(selector)
+
+
+def iter_selected(settings: Settings, path_ignores: Iterable[str] = ()) -> Iterator[type[Rule]]:
+    """Rules enabled by select/extend-select minus ignore and per-file ignores."""
+    ignores = [*settings.ignore, *path_ignores]
+    selects = [*settings.select, *settings.extend_select]
+    for rule in all_rules():
+        if not any(selector_matches(s, rule.code) for s in selects):
+            continue
+        if any(selector_matches(i, rule.code) for i in ignores):
+            continue
+        yield rule
