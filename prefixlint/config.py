@@ -179,3 +179,20 @@ def settings_for(start: Path) -> Settings:
         settings.root = str((start if start.is_dir() else start.parent).resolve())
         return settings
     return _settings_for_config(str(found), found.stat().st_mtime)
+
+
+def load_settings_cached(path: Path) -> Settings:
+    """:func:`load_settings_file`, memoised on the file's path and mtime (used by the runner)."""
+    return _settings_for_config(str(path.resolve()), path.stat().st_mtime)
+
+
+def config_file_in(directory: Path) -> Path | None:
+    """The config file that sits directly in ``directory``, if any (no walking up)."""
+    for name in CONFIG_FILES:
+        candidate = directory / name
+        if candidate.is_file():
+            return candidate
+    pyproject = directory / "pyproject.toml"
+    if pyproject.is_file() and "prefixlint" in _read_toml(pyproject).get("tool", {}):
+        return pyproject
+    return None

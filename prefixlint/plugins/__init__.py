@@ -33,6 +33,7 @@ class SinkSpec:
     Keyword names map to sections: ``system`` (a string or block list), ``messages`` (a message
     list), ``tools``, ``prompt`` (one string sent as the user turn or the whole prompt), and
     ``cache_key`` (e.g. ``prompt_cache_key``). ``positional`` maps argument positions to those roles.
+    A ``provider`` of ``"auto"`` means: guess it from the ``model`` argument (litellm, langchain).
     """
 
     name: str
@@ -46,6 +47,11 @@ class SinkSpec:
     cache_key: tuple[str, ...] = ()
     positional: dict[int, str] = field(default_factory=dict)
     model_kw: str = "model"
+    # Top-level modules a bare call name must be imported from (``completion`` from ``litellm``).
+    module: tuple[str, ...] = ()
+    # When set, the prompt/system/messages arguments are templates of this style ("format",
+    # "mustache", "jinja"), e.g. LangChain's ``PromptTemplate``; their placeholders become slots.
+    template_style: str = ""
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,12 @@
+"""Payload analysis: a provider request body (a dict) to pieces and to a :class:`~prefixlint.layout.Layout`.
+
+The order is the provider's prefix order: tools (and structured-output schemas), then
+system/instructions, then messages. Every piece carries its token count, a content hash and a chained
+hash of everything before it; :class:`PieceCache` remembers them by content so a new conversation turn
+only tokenizes what is new.
+"""
+
+from prefixlint.analysis.payloads.pieces import Piece, PieceCache, pieces_from_request
+from prefixlint.analysis.payloads.to_layout import layout_from_request
+
+__all__ = ["Piece", "PieceCache", "layout_from_request", "pieces_from_request"]

@@ -1,0 +1,239 @@
+"""Split a request body into pieces in prefix order, with cached token counts and hashes."""
+
+from __future__ import annotations
+
+import json
+from array import array
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from hashlib import blake2b
+from typing import Any
+
+from prefixlint.analysis.payloads.markers import VolatileText
+from prefixlint.layout import Section
+from prefixlint.tokens import Tokenizer
+
+# Tokens a provider adds around each message (role markers); an estimate, calibrated later
+# against the prompt size the provider reports.
+MESSAGE_OVERHEAD = 4
+# Tokens per block of a piece's sketch (block hashes used to measure partial matches).
+SKETCH_BLOCK = 16
+_TEXT_TYPES = frozenset(("text", "input_text", "output_text"))
+# (path, section, role, text, stable, ttl, message_index)
+_Raw = tuple[str, Section, "str | None", str, bool, "str | None", "int | None"]
+
+
+@dataclass(slots=True)
+class Piece:
+    """One cacheable unit of a request: a tool, a system block, a message or a content block.
+
+    ``digest`` hashes the content, ``chain`` hashes the content and everything before it, ``end`` is
+    the token position where the piece ends. ``sketch`` holds one hash per full block of
+    :data:`SKETCH_BLOCK` tokens (no text). ``text`` is kept only when the caller asks for it.
+    """
+
+    path: str
+    section: Section
+    role: str | None
+    tokens: int
+    digest: bytes
+    chain: bytes = b""
+    end: int = 0
+    sketch: tuple[int, ...] = ()
+    stable: bool = True
+    ttl: str | None = None
+    message_index: int | None = None
+    text: str | None = None
+
+
+@dataclass(slots=True)
+class _Entry:
+    tokens: int
+    digest: bytes
+    sketch: tuple[int, ...]
+
+
+class PieceCache:
+    """Token counts, hashes and sketches of piece contents, keyed by content.
+
+    Python caches a string's hash on the string object, so a message whose text object is reused
+    between turns costs one dictionary lookup.
+    """
+
+    def __init__(self, tokenizer: Tokenizer, max_entries: int = 50_000) -> None:
+        self.tokenizer = tokenizer
+        self.max_entries = max_entries
+        self._entries: dict[tuple[str, str | None, str], _Entry] = {}
+        self._chains: dict[tuple[bytes, bytes], bytes] = {}
+        self._estimate = tokenizer.source == "estimate"
+        self.misses = 0
+
+    def entry(self, section: str, role: str | None, text: str) -> _Entry:
+        key = (section, role, text)
+        hit = self._entries.get(key)
+        if hit is not None:
+            return hit
+        self.misses += 1
+        if len(self._entries) >= self.max_entries:
+            self._entries.clear()
+        ids = self.tokenizer.encode(text) if text else []
+        h = blake2b(digest_size=16)
+        h.update(f"{section}\x00{role or ''}\x00".encode())
+        h.update(text.encode("utf-8", "surrogatepass"))
+        entry = _Entry(len(ids), h.digest(), self._sketch(text, ids))
+        self._entries[key] = entry
+        return entry
+
+    def chain(self, prev: bytes, digest: bytes) -> bytes:
+        key = (prev, digest)
+        hit = self._chains.get(key)
+        if hit is None:
+            if len(self._chains) >= self.max_entries:
+                self._chains.clear()
+            hit = blake2b(prev + digest, digest_size=16).digest()
+            self._chains[key] = hit
+        return hit
+
+    def _sketch(self, text: str, ids: list[int]) -> tuple[int, ...]:
+        if self._estimate:
+            step = SKETCH_BLOCK * 4
+            return tuple(hash(text[i : i + step]) for i in range(0, len(text) - step + 1, step))
+        raw = array("I", ids).tobytes()
+        step = SKETCH_BLOCK * 4
+        return tuple(hash(raw[i : i + step]) for i in range(0, len(raw) - step + 1, step))
+
+
+def _dumps(obj: Any) -> str:
+    return json.dumps(obj, ensure_ascii=False, separators=(",", ":"), default=str)
+
+
+def _without_cache_control(part: dict[str, Any]) -> dict[str, Any]:
+    if "cache_control" in part:
+        return {k: v for k, v in part.items() if k != "cache_control"}
+    return part
+
+
+def _ttl(part: Any) -> str | None:
+    if isinstance(part, dict):
+        cc = part.get("cache_control")
+        if isinstance(cc, dict):
+            return str(cc.get("ttl") or "5m")
+    return None
+
+
+def _part_text(part: Any) -> tuple[str, bool]:
+    """The text of a content part and whether it is stable."""
+    if isinstance(part, str):
+        return part, not isinstance(part, VolatileText)
+    if isinstance(part, dict):
+        if part.get("type") in _TEXT_TYPES and isinstance(part.get("text"), str):
+            text = part["text"]
+            return text, not isinstance(text, VolatileText)
+        return _dumps(_without_cache_control(part)), True
+    return _dumps(part), True
+
+
+def _raw_pieces(body: dict[str, Any], api: str) -> Iterator[_Raw]:
+    """(path, section, role, text, stable, ttl, message_index) in prefix order."""
+    tools = body.get("tools")
+    if isinstance(tools, list):
+        for i, tool in enumerate(tools):
+            t = _without_cache_control(tool) if isinstance(tool, dict) else tool
+            yield f"tools[{i}]", Section.TOOLS, None, _dumps(t), True, _ttl(tool), None
+    for key, sub in (("response_format", None), ("text", "format"), ("output_config", "format")):
+        val = body.get(key)
+        if isinstance(val, dict) and sub is not None:
+            val = val.get(sub)
+            key = f"{key}.{sub}"
+        if isinstance(val, dict):
+            yield key, Section.TOOLS, None, _dumps(val), True, None, None
+    if api == "messages":
+        yield from _system_pieces(body.get("system"), "system")
+    elif api == "responses":
+        instr = body.get("instructions")
+        if isinstance(instr, str) and instr:
+            stable = not isinstance(instr, VolatileText)
+            yield "instructions", Section.SYSTEM, "system", instr, stable, None, None
+    key = "input" if api == "responses" else "messages"
+    msgs = body.get(key)
+    if isinstance(msgs, str):
+        yield key, Section.MESSAGES, "user", msgs, not isinstance(msgs, VolatileText), None, 0
+        return
+    if not isinstance(msgs, list):
+        return
+    for i, msg in enumerate(msgs):
+        yield from _message_pieces(msg, f"{key}[{i}]", i)
+
+
+def _system_pieces(system: Any, path: str) -> Iterator[_Raw]:
+    if isinstance(system, str):
+        if system:
+            yield path, Section.SYSTEM, "system", system, not isinstance(system, VolatileText), None, None
+    elif isinstance(system, list):
+        for j, block in enumerate(system):
+            text, stable = _part_text(block)
+            yield f"{path}[{j}]", Section.SYSTEM, "system", text, stable, _ttl(block), None
+
+
+def _message_pieces(msg: Any, path: str, index: int) -> Iterator[_Raw]:
+    if not isinstance(msg, dict):
+        yield path, Section.MESSAGES, None, _dumps(msg), True, None, index
+        return
+    role = msg.get("role") or msg.get("type")
+    section = Section.SYSTEM if role in ("system", "developer") else Section.MESSAGES
+    content = msg.get("content")
+    if "content" not in msg or (content is None and len(msg) > 1):
+        rest = {k: v for k, v in msg.items() if k not in ("role",)}
+        yield path, section, role, _dumps(rest), True, None, index
+        return
+    if isinstance(content, str):
+        yield f"{path}.content", section, role, content, not isinstance(content, VolatileText), None, index
+    elif isinstance(content, list):
+        for j, part in enumerate(content):
+            text, stable = _part_text(part)
+            yield f"{path}.content[{j}]", section, role, text, stable, _ttl(part), index
+    else:
+        yield f"{path}.content", section, role, _dumps(content), True, None, index
+    extra = msg.get("tool_calls")
+    if extra:
+        yield f"{path}.tool_calls", section, role, _dumps(extra), True, None, index
+
+
+def pieces_from_request(
+    body: dict[str, Any], api: str, cache: PieceCache, keep_text: bool = False
+) -> list[Piece]:
+    """The pieces of a request body for ``api`` (``chat``, ``responses`` or ``messages``).
+
+    A top-level Anthropic ``cache_control`` (automatic caching) is recorded as a breakpoint on the
+    last piece.
+    """
+    out: list[Piece] = []
+    prev = b""
+    end = 0
+    last_msg: int | None = -1
+    for path, section, role, text, stable, ttl, mi in _raw_pieces(body, api):
+        entry = cache.entry(section.value, role, text)
+        tokens = entry.tokens
+        if mi is not None and mi != last_msg:
+            tokens += MESSAGE_OVERHEAD
+            last_msg = mi
+        prev = cache.chain(prev, entry.digest)
+        end += tokens
+        out.append(
+            Piece(path, section, role, tokens, entry.digest, prev, end, entry.sketch, stable, ttl, mi,
+                  text if keep_text else None)
+        )
+    top = body.get("cache_control") if api == "messages" else None
+    if out and isinstance(top, dict):
+        out[-1].ttl = str(top.get("ttl") or "5m")
+    return out
+
+
+def common_blocks(a: Iterable[int], b: Iterable[int]) -> int:
+    """Number of leading sketch blocks two pieces share."""
+    n = 0
+    for x, y in zip(a, b, strict=False):
+        if x != y:
+            break
+        n += 1
+    return n

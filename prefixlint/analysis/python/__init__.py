@@ -1,0 +1,164 @@
+"""Python source analysis: find where prompts are built and sent, and produce their layouts.
+
+Stages, one module each: :mod:`.collect` (one libcst parse, one batched visit), :mod:`.resolve`
+(local data flow), :mod:`.project` (other modules of the project), :mod:`.sources` and
+:mod:`.evaluate` (what text an expression builds), :mod:`.messages` (message lists, blocks, tools),
+:mod:`.sinks` (where layouts are sent), :mod:`.builder` (the layout) and :mod:`.fixes`.
+
+The public entry point is :func:`analyze_python`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import libcst as cst
+
+from prefixlint.analysis.catalog import catalog_for
+from prefixlint.analysis.python.builder import build_layout, text_layout
+from prefixlint.analysis.python.collect import ModuleInfo, parse_module
+from prefixlint.analysis.python.evaluate import Env, Evaluator, _returns
+from prefixlint.analysis.python.project import ProjectContext
+from prefixlint.analysis.python.resolve import local_ops
+from prefixlint.analysis.python.sinks import decorator_names, match_sink, sink_specs
+from prefixlint.analysis.python.sources import dotted_name, is_static
+from prefixlint.analysis.result import AnalysisError, FileAnalysis
+from prefixlint.config import Settings
+from prefixlint.layout import Layout, Segment, SourceLocation, Timing
+
+__all__ = ["ProjectContext", "analyze_python"]
+
+
+def analyze_python(path: str, text: str, settings: Settings, project: ProjectContext) -> FileAnalysis:
+    """Layouts of every prompt built in ``text`` (the file at ``path``). Never raises."""
+    result = FileAnalysis(path=path)
+    try:
+        mod = parse_module(path, text)
+    except cst.ParserSyntaxError as exc:
+        loc = SourceLocation(path, max(1, exc.raw_line), max(0, exc.raw_column))
+        result.errors.append(AnalysisError(loc, f"syntax error: {exc.message}"))
+        return result
+    except (RecursionError, MemoryError, ValueError, TypeError) as exc:
+        result.errors.append(AnalysisError(SourceLocation(path, 1), f"cannot parse: {exc}"))
+        return result
+    try:
+        key = str(Path(path).resolve())
+        project._modules.setdefault(key, mod)
+    except OSError:
+        pass
+    ev = Evaluator(project, settings, catalog_for(settings))
+    try:
+        result.layouts = _layouts(ev, mod, settings)
+    except RecursionError:
+        result.errors.append(AnalysisError(SourceLocation(path, 1), "analysis too deep (recursion limit)"))
+    except Exception as exc:  # noqa: BLE001 - no input may produce a traceback
+        result.errors.append(AnalysisError(SourceLocation(path, 1), f"internal analysis error: {exc!r}"))
+    result.errors.extend(ev.errors)
+    result.dependencies = {d for d in ev.dependencies if d != str(Path(path).resolve())}
+    return result
+
+
+def _layouts(ev: Evaluator, mod: ModuleInfo, settings: Settings) -> list[Layout]:
+    specs = sink_specs(settings)
+    layouts: list[Layout] = []
+    for site in mod.calls:
+        spec = match_sink(dotted_name(site.node.func), mod, specs)
+        if spec is None:
+            continue
+        timing = Timing.REQUEST if site.func is not None else Timing.PROCESS
+        env = Env(mod=mod, func=site.func, cls=site.cls, timing=timing, pos=mod.pos(site.node))
+        layout = build_layout(ev, site, spec, env, settings)
+        if layout is not None:
+            layouts.append(layout)
+    layouts.extend(_decorated(ev, mod, settings))
+    seen = _dynamic_locations(layouts)
+    for layout in _named(ev, mod, settings):
+        locs = _dynamic_locations([layout])
+        if locs and not (locs & seen):
+            layouts.append(layout)
+            seen |= locs
+    return layouts
+
+
+def _dynamic_locations(layouts: list[Layout]) -> set[tuple[str, int, int]]:
+    out = set()
+    for layout in layouts:
+        for seg in layout.segments:
+            if seg.breaks_cache and seg.location is not None:
+                out.add((seg.location.path, seg.location.line, seg.location.col))
+    return out
+
+
+def _decorated(ev: Evaluator, mod: ModuleInfo, settings: Settings) -> list[Layout]:
+    """Functions registered as system-prompt hooks (pydantic-ai ``@agent.system_prompt``...)."""
+    decos = decorator_names()
+    out: list[Layout] = []
+    for fdef, cls in mod.decorated:
+        for deco in fdef.decorators:
+            node = deco.decorator.func if isinstance(deco.decorator, cst.Call) else deco.decorator
+            name = dotted_name(node)
+            if not any(name == d or name.endswith("." + d) for d in decos):
+                continue
+            returns = _returns(fdef)
+            if not returns:
+                continue
+            ret = returns[-1]
+            env = Env(mod=mod, func=fdef, cls=cls, pos=mod.pos(ret))
+            segs = ev.text(ret.value, env)  # type: ignore[arg-type]
+            out.append(text_layout(segs, f"{fdef.name.value} (@{name})", mod.loc(fdef), settings))
+    return out
+
+
+def _named(ev: Evaluator, mod: ModuleInfo, settings: Settings) -> list[Layout]:
+    """Layouts for prompt-named constants, variables and helpers that reach no sink found here."""
+    cat = ev.catalog
+    out: list[Layout] = []
+    for name, value in mod.assigns.items():
+        if not cat.is_prompt_name(name):
+            continue
+        env = ev.module_env(mod).at(mod.pos(value))
+        segs = ev.constant(mod, name)
+        if is_static(segs) and mod.name_uses.get(name, 0) <= 1:
+            tmpl = ev.template_source(value, env)
+            if tmpl is not None and "{" in tmpl.text:
+                segs = ev.render(tmpl, "format", {}, env, value)
+        if _has_dynamic(segs):
+            out.append(text_layout(segs, f"{name} (name)", mod.loc(mod.assign_targets[name]), settings))
+    functions = list(mod.functions.values())
+    for cls in mod.classes.values():
+        functions.extend(cls.methods.values())
+    for fdef in functions:
+        cls = mod.func_class.get(fdef)
+        end = mod.span(fdef)
+        end_pos = end[1] if end else 1 << 60
+        for name, ops in local_ops(mod, fdef).items():
+            if not cat.is_prompt_name(name) or not any(op.kind in ("assign", "aug") for op in ops):
+                continue
+            env = Env(mod=mod, func=fdef, cls=cls, pos=end_pos)
+            tail = [op for op in ops if op.kind in ("assign", "aug")][-_tail(ops):]
+            segs = ev._replay_text(tail, env)
+            if _has_dynamic(segs):
+                out.append(text_layout(segs, f"{name} (name)", mod.loc(ops[0].node), settings))
+        if cat.is_prompt_name(fdef.name.value) and fdef.name.value != "__init__":
+            returns = _returns(fdef)
+            if returns:
+                env = Env(mod=mod, func=fdef, cls=cls, pos=mod.pos(returns[-1]))
+                segs = ev.text(returns[-1].value, env)  # type: ignore[arg-type]
+                if _has_dynamic(segs):
+                    out.append(text_layout(segs, f"{fdef.name.value}() (name)", mod.loc(fdef), settings))
+    return out
+
+
+def _tail(ops: list) -> int:
+    """How many trailing assign/aug ops make up the final value (from the last plain assignment)."""
+    seq = [op for op in ops if op.kind in ("assign", "aug")]
+    n = 0
+    for op in reversed(seq):
+        n += 1
+        if op.kind == "assign" and not op.conditional:
+            break
+    return n
+
+
+def _has_dynamic(segs: list[Segment]) -> bool:
+    return any(s.breaks_cache for s in segs)

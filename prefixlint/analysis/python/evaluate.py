@@ -1,0 +1,1002 @@
+"""The text evaluator: what string an expression builds, as ordered static and dynamic pieces.
+
+:class:`Evaluator` follows f-strings, ``+``/``+=``, ``join``, ``format``/``%``/``Template``, Jinja
+renders and prompt files, local assignments, module constants, ``self`` attributes, dataclass fields,
+helper functions (with their arguments bound) and imports from other modules of the project. Each
+dynamic piece carries its kind, when it is computed, where it comes from and the chain of locations
+it travelled through. Message lists and tools live in :mod:`.messages`.
+"""
+
+from __future__ import annotations
+
+import ast
+import textwrap
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+import libcst as cst
+
+from prefixlint.analysis.catalog import Catalog
+from prefixlint.analysis.python import fixes
+from prefixlint.analysis.python.collect import ClassInfo, ModuleInfo
+from prefixlint.analysis.python.project import ProjectContext
+from prefixlint.analysis.python.resolve import annotation_name, find_param, local_ops, ops_before
+from prefixlint.analysis.python.sources import (
+    PASS_THROUGH_FUNCS,
+    PASS_THROUGH_METHODS,
+    SET_TYPES,
+    call_kind,
+    dotted_name,
+    dynamic,
+    is_static,
+    join_text,
+    mark,
+    name_kind,
+    static,
+    with_chain,
+)
+from prefixlint.analysis.result import AnalysisError
+from prefixlint.config import Settings
+from prefixlint.layout import DynamicKind, Nondeterminism, Section, Segment, SourceLocation, Timing
+
+MAX_DEPTH = 12
+
+
+@dataclass(frozen=True)
+class Env:
+    """Where an expression is evaluated: module, function, bound parameters, timing, use position."""
+
+    mod: ModuleInfo
+    func: cst.FunctionDef | None = None
+    cls: ClassInfo | None = None
+    bindings: dict[str, list[Segment]] = field(default_factory=dict)
+    timing: Timing = Timing.REQUEST
+    pos: int = 1 << 60
+    depth: int = 0
+    active: tuple[int, ...] = ()
+
+    def at(self, pos: int) -> Env:
+        return replace(self, pos=pos)
+
+    def deeper(self, **kw: object) -> Env:
+        return replace(self, depth=self.depth + 1, **kw)  # type: ignore[arg-type]
+
+
+@dataclass
+class TemplateSrc:
+    """Template text and where it starts (for placeholder locations)."""
+
+    text: str
+    path: str
+    line_offset: int = 0
+    col_offset: int = 0
+    chain: tuple[SourceLocation, ...] = ()
+
+
+class Evaluator:
+    """Evaluates expressions of one file (and the project modules it reaches) to segment lists."""
+
+    def __init__(self, project: ProjectContext, settings: Settings, catalog: Catalog) -> None:
+        self.project = project
+        self.settings = settings
+        self.catalog = catalog
+        self.dependencies: set[str] = set()
+        self.errors: list[AnalysisError] = []
+        self._const_cache: dict[tuple[str, str], list[Segment]] = {}
+        # Template style of the sink being evaluated (LangChain templates); "" for plain strings.
+        self.template_mode = ""
+
+    # entry points -------------------------------------------------------------------------------
+    def module_env(self, mod: ModuleInfo) -> Env:
+        return Env(mod=mod, timing=Timing.PROCESS)
+
+    def text(self, node: cst.CSTNode, env: Env) -> list[Segment]:
+        """Pieces of the string ``node`` evaluates to."""
+        if env.depth > MAX_DEPTH:
+            return [dynamic(DynamicKind.UNKNOWN, env.timing, "...", env.mod.loc(node), confidence=0.3)]
+        method = getattr(self, "_t_" + type(node).__name__, None)
+        if method is not None:
+            return method(node, env)
+        return self._opaque(node, env)
+
+    # literals -----------------------------------------------------------------------------------
+    def _t_SimpleString(self, node: cst.SimpleString, env: Env) -> list[Segment]:
+        val = node.evaluated_value
+        if isinstance(val, bytes):
+            val = val.decode("utf-8", "replace")
+        return [static(val, env.mod.loc(node))]
+
+    def _t_ConcatenatedString(self, node: cst.ConcatenatedString, env: Env) -> list[Segment]:
+        return self.text(node.left, env) + self.text(node.right, env)
+
+    def _t_Integer(self, node: cst.Integer, env: Env) -> list[Segment]:
+        return [static(node.value, env.mod.loc(node))]
+
+    _t_Float = _t_Integer
+
+    def _t_FormattedString(self, node: cst.FormattedString, env: Env) -> list[Segment]:
+        out: list[Segment] = []
+        quote = node.end
+        prefix = node.start[: -len(quote)].replace("f", "").replace("F", "")
+        raw = "r" in prefix.lower()
+        for part in node.parts:
+            if isinstance(part, cst.FormattedStringText):
+                out.append(static(_decode(part.value, prefix, quote, raw), env.mod.loc(part)))
+            elif isinstance(part, cst.FormattedStringExpression):
+                segs = self.text(part.expression, env)
+                if part.conversion in ("r", "s") and self._address_repr(part.expression, env, part.conversion):
+                    segs = [static(env.mod.source(part), env.mod.loc(part))]
+                    segs = [replace(segs[0], nondeterminism=Nondeterminism.MEMORY_ADDRESS)]
+                if not is_static(segs):
+                    fix = fixes.move_line_to_end_fix(env.mod, node, part)
+                    if fix is not None:
+                        segs = [s if s.static or s.fixes else replace(s, fixes=(fix,)) for s in segs]
+                out.extend(segs)
+        return out
+
+    def _t_BinaryOperation(self, node: cst.BinaryOperation, env: Env) -> list[Segment]:
+        op = node.operator
+        if isinstance(op, cst.Add):
+            left, right = self.text(node.left, env), self.text(node.right, env)
+            if not is_static(left) and is_static(right) and any(s.static for s in right):
+                fix = fixes.swap_concat_fix(env.mod, node)
+                if fix is not None:
+                    left = [s if s.static or s.fixes else replace(s, fixes=(fix,)) for s in left]
+            return left + right
+        if isinstance(op, cst.Modulo):
+            tmpl = self.template_source(node.left, env)
+            if tmpl is not None:
+                right = node.right
+                binds: dict[str, list[Segment]] = {}
+                if isinstance(right, cst.Tuple):
+                    for i, el in enumerate(right.elements):
+                        binds[str(i)] = self.text(el.value, env)
+                elif isinstance(right, cst.Dict):
+                    binds.update(self._dict_binds(right, env))
+                else:
+                    binds["0"] = self.text(right, env)
+                return self.render(tmpl, "percent", binds, env, node)
+        return self._opaque(node, env)
+
+    def _t_IfExp(self, node: cst.IfExp, env: Env) -> list[Segment]:
+        body, orelse = self.text(node.body, env), self.text(node.orelse, env)
+        if is_static(body) and is_static(orelse):
+            return body if len(join_text(body)) >= len(join_text(orelse)) else orelse
+        return mark(body if not is_static(body) else orelse, conditional=True)
+
+    def _t_BooleanOperation(self, node: cst.BooleanOperation, env: Env) -> list[Segment]:
+        left = self.text(node.left, env)
+        right = self.text(node.right, env)
+        return left if not is_static(left) or is_static(right) else mark(right, conditional=True)
+
+    def _t_Await(self, node: cst.Await, env: Env) -> list[Segment]:
+        return self.text(node.expression, env)
+
+    # names --------------------------------------------------------------------------------------
+    def _t_Name(self, node: cst.Name, env: Env) -> list[Segment]:
+        name = node.value
+        loc = env.mod.loc(node)
+        if name in env.bindings:
+            return env.bindings[name]
+        if env.func is not None:
+            ops = local_ops(env.mod, env.func).get(name)
+            if ops:
+                before = ops_before(ops, env.pos)
+                if before:
+                    return with_chain(self._replay_text(before, env), loc)
+            param = find_param(env.func, name)
+            if param is not None:
+                return self._param(param, env, loc)
+        if name in env.mod.assigns:
+            return with_chain(self.constant(env.mod, name), loc)
+        if name in env.mod.imports:
+            got = self._imported_text(env.mod, name, env)
+            if got is not None:
+                return with_chain(got, loc)
+        if name in ("True", "False", "None"):
+            return [static(name, loc)]
+        if name == "__file__":
+            return [static(env.mod.path, loc)]
+        kind, conf = name_kind(self.catalog, name)
+        return [dynamic(kind, env.timing, name, loc, confidence=min(conf, 0.5))]
+
+    def constant(self, mod: ModuleInfo, name: str) -> list[Segment]:
+        """A module-level constant, evaluated once (import time)."""
+        key = (mod.path, name)
+        if key in self._const_cache:
+            return self._const_cache[key]
+        self._const_cache[key] = [dynamic(DynamicKind.UNKNOWN, Timing.PROCESS, name, None, confidence=0.3)]
+        value = mod.assigns[name]
+        segs = self.text(value, self.module_env(mod).at(mod.pos(value)))
+        self._const_cache[key] = segs
+        return segs
+
+    def _imported(self, mod: ModuleInfo, name: str) -> tuple[ModuleInfo, str | None] | None:
+        module, attr, level = mod.imports[name]
+        if attr is not None:
+            # ``from pkg import mod`` may name a module, not an attribute
+            target = self.project.resolve_import(mod.path, module, level)
+            if target is not None and (attr in target.assigns or attr in target.functions
+                                       or attr in target.classes):
+                self.dependencies.add(target.path)
+                return target, attr
+            sub = self.project.resolve_import(mod.path, f"{module}.{attr}" if module else attr, level)
+            if sub is not None:
+                self.dependencies.add(sub.path)
+                return sub, None
+            return None
+        target = self.project.resolve_import(mod.path, module, level)
+        if target is not None:
+            self.dependencies.add(target.path)
+            return target, None
+        return None
+
+    def _imported_text(self, mod: ModuleInfo, name: str, env: Env) -> list[Segment] | None:
+        got = self._imported(mod, name)
+        if got is None:
+            return None
+        target, attr = got
+        if attr is not None and attr in target.assigns:
+            return self.constant(target, attr)
+        return None
+
+    def _param(self, param: cst.Param, env: Env, use: SourceLocation | None = None) -> list[Segment]:
+        """A parameter nobody bound: its default (evaluated at def time), or a value named like it."""
+        name = param.name.value
+        ploc = env.mod.loc(param)
+        if param.default is not None:
+            return self.text(param.default, replace(env, timing=Timing.PROCESS, func=None, bindings={}))
+        kind, conf = name_kind(self.catalog, name)
+        chain = (ploc,) if ploc is not None and use is not None else ()
+        return [dynamic(kind, Timing.REQUEST, name, use or ploc, confidence=conf, chain=chain)]
+
+    def _replay_text(self, ops: list, env: Env) -> list[Segment]:
+        segs: list[Segment] = []
+        for op in ops:
+            sub = env.at(op.pos)
+            if op.kind == "assign":
+                new = self.text(op.value, sub)
+                segs = mark(new, conditional=True) if op.conditional and segs and not is_static(new) else new
+            elif op.kind == "aug":
+                add = self.text(op.value, sub)
+                if op.conditional:
+                    add = mark(add, conditional=True)
+                if op.loop_iter is not None:
+                    add = mark(add, repeated=True)
+                segs = segs + add
+            elif op.kind == "for":
+                items = self.items(op.value, sub)
+                segs = _first_dynamic_item(items)
+            elif op.kind in ("append", "extend", "insert"):
+                segs = segs + self.text(op.value, sub)
+        return segs
+
+    # attributes and subscripts -----------------------------------------------------------------
+    def _t_Attribute(self, node: cst.Attribute, env: Env) -> list[Segment]:
+        loc = env.mod.loc(node)
+        attr = node.attr.value
+        base = node.value
+        dotted = dotted_name(node)
+        kind = call_kind(self.catalog, dotted, self._aliases(env.mod))
+        if kind is not None:
+            return [dynamic(kind, env.timing, dotted, loc)]
+        if isinstance(base, cst.Name):
+            if base.value == "self" and env.cls is not None:
+                got = self._self_attr(env.cls, attr, env)
+                if got is not None:
+                    return with_chain(got, loc)
+            cls = self._class_of(base.value, env)
+            if cls is not None:
+                got = self._field(cls[0], cls[1], attr, env)
+                if got is not None:
+                    return with_chain(got, loc)
+            if base.value in env.mod.imports and base.value not in env.bindings:
+                got_mod = self._imported(env.mod, base.value)
+                if got_mod is not None and got_mod[1] is None and attr in got_mod[0].assigns:
+                    return with_chain(self.constant(got_mod[0], attr), loc)
+        kind2, conf = name_kind(self.catalog, attr)
+        if kind2 is DynamicKind.UNKNOWN:
+            base_segs = self.text(base, env)
+            if is_static(base_segs):
+                return [static(env.mod.source(node), loc)]
+            d = next(s for s in base_segs if not s.static)
+            return [dynamic(d.kind or DynamicKind.UNKNOWN, d.timing, env.mod.source(node), loc,
+                            confidence=d.confidence, chain=d.chain)]
+        timing = env.timing
+        return [dynamic(kind2, timing, env.mod.source(node), loc, confidence=conf)]
+
+    def _self_attr(self, cls: ClassInfo, attr: str, env: Env) -> list[Segment] | None:
+        init = cls.methods.get("__init__")
+        if attr in cls.init_attrs and init is not None:
+            value = cls.init_attrs[attr]
+            return self.text(value, env.deeper(func=init, cls=cls, bindings={}, pos=env.mod.pos(value) + 1))
+        if attr in cls.fields:
+            return self._field(cls, env.mod, attr, env)
+        if attr in cls.methods:
+            return None
+        return None
+
+    def _class_of(self, var: str, env: Env) -> tuple[ClassInfo, ModuleInfo] | None:
+        """The class of a parameter from its annotation (``ctx: RequestContext``)."""
+        if env.func is None:
+            return None
+        param = find_param(env.func, var)
+        if param is None:
+            return None
+        cname = annotation_name(param)
+        if not cname:
+            return None
+        if cname in env.mod.classes:
+            return env.mod.classes[cname], env.mod
+        if cname in env.mod.imports:
+            got = self._imported(env.mod, cname)
+            if got is not None and got[1] in got[0].classes:
+                return got[0].classes[got[1]], got[0]
+        return None
+
+    def _field(self, cls: ClassInfo, mod: ModuleInfo, attr: str, env: Env) -> list[Segment] | None:
+        if attr not in cls.fields:
+            if attr in cls.init_attrs:
+                return self._self_attr(cls, attr, env)
+            return None
+        value = cls.fields[attr]
+        loc = mod.loc(value) if value is not None else None
+        if isinstance(value, cst.Call) and dotted_name(value.func).endswith("field"):
+            for arg in value.args:
+                kw = arg.keyword.value if arg.keyword else ""
+                if kw == "default_factory":
+                    fac = dotted_name(arg.value)
+                    kind = call_kind(self.catalog, fac, self._aliases(mod))
+                    if kind is not None:
+                        return [dynamic(kind, Timing.REQUEST, f"{attr} = field(default_factory={fac})",
+                                        mod.loc(arg.value))]
+                    return [dynamic(*name_kind(self.catalog, attr)[:1], Timing.REQUEST, attr, loc,
+                                    confidence=0.6)]
+                if kw == "default":
+                    return self.text(arg.value, self.module_env(mod))
+        if value is None:
+            kind, conf = name_kind(self.catalog, attr)
+            return [dynamic(kind, Timing.REQUEST, attr, mod.loc(cls.node.name), confidence=conf)]
+        return self.text(value, self.module_env(mod))
+
+    def _t_Subscript(self, node: cst.Subscript, env: Env) -> list[Segment]:
+        loc = env.mod.loc(node)
+        dotted = dotted_name(node.value)
+        kind = call_kind(self.catalog, dotted, self._aliases(env.mod))
+        if kind is not None or dotted in ("os.environ", "environ"):
+            return [dynamic(kind or DynamicKind.ENVIRONMENT, env.timing, env.mod.source(node), loc)]
+        key = node.slice[0].slice if node.slice else None
+        base = self.text(node.value, env)
+        if is_static(base):
+            return [static(env.mod.source(node), loc)]
+        if isinstance(key, cst.Index) and isinstance(key.value, cst.SimpleString):
+            name = key.value.evaluated_value
+            if isinstance(name, str):
+                k, conf = name_kind(self.catalog, name)
+                if k is not DynamicKind.UNKNOWN:
+                    return [dynamic(k, env.timing, env.mod.source(node), loc, confidence=conf)]
+        return base
+
+    # calls --------------------------------------------------------------------------------------
+    def _aliases(self, mod: ModuleInfo) -> dict[str, str]:
+        out = {}
+        for local, (module, attr, level) in mod.imports.items():
+            if level == 0:
+                out[local] = f"{module}.{attr}" if attr else module
+        return out
+
+    def _t_Call(self, node: cst.Call, env: Env) -> list[Segment]:  # noqa: C901 - a dispatch table
+        loc = env.mod.loc(node)
+        func = node.func
+        dotted = dotted_name(func)
+        last = dotted.rsplit(".", 1)[-1]
+        args = node.args
+        if isinstance(func, cst.Attribute):
+            meth = func.attr.value
+            recv = func.value
+            if meth in ("format", "format_map"):
+                return self._format_call(node, recv, env)
+            if meth == "join" and args:
+                sep = self.text(recv, env)
+                items = self.items(args[0].value, env)
+                out: list[Segment] = []
+                for i, item in enumerate(items):
+                    if i:
+                        out.extend(sep)
+                    out.extend(item)
+                return out
+            if meth in ("substitute", "safe_substitute"):
+                inner = recv.args[0].value if isinstance(recv, cst.Call) and recv.args else recv
+                tmpl = self.template_source(inner, env)
+                if tmpl is not None:
+                    return self.render(tmpl, "dollar", self._call_binds(node, env), env, node)
+            if meth == "render":
+                got = self._jinja_render(node, recv, env)
+                if got is not None:
+                    return got
+            if meth in ("read_text", "read"):
+                tmpl = self.template_source(node, env)
+                if tmpl is not None:
+                    return [static(tmpl.text, loc)]
+        kind = call_kind(self.catalog, dotted, self._aliases(env.mod))
+        local_fn = self._function_for(func, env)
+        if kind is not None and local_fn is None:
+            return [dynamic(kind, env.timing, env.mod.source(node), loc)]
+        if local_fn is not None:
+            return with_chain(self.call_function(local_fn[0], local_fn[1], local_fn[2], node, env, "text"), loc)
+        if dotted in ("json.dumps", "dumps") or dotted.endswith(".dumps"):
+            return self._json_dumps(node, env)
+        if last in ("repr", "str", "id") and len(dotted.split(".")) == 1 and args:
+            if last == "id" or self._address_repr(args[0].value, env, "r" if last == "repr" else "s"):
+                seg = static(env.mod.source(node), loc)
+                return [replace(seg, nondeterminism=Nondeterminism.MEMORY_ADDRESS)]
+        if isinstance(func, cst.Attribute) and func.attr.value in PASS_THROUGH_METHODS:
+            segs = self.text(func.value, env)
+            if is_static(segs):
+                return [static(_apply_method(join_text(segs), func.attr.value), loc)]
+            return segs
+        if dotted in PASS_THROUGH_FUNCS and args:
+            segs = self.text(args[0].value, env)
+            if is_static(segs) and last in ("dedent", "cleandoc"):
+                return [static(textwrap.dedent(join_text(segs)), loc)]
+            return segs
+        if last in ("sorted", "list", "tuple") and args:
+            return self.text(args[0].value, env)
+        if last == "Path" or dotted.endswith("path.join"):
+            return [static(env.mod.source(node), loc)]
+        kind2, conf = name_kind(self.catalog, last)
+        if kind2 is not DynamicKind.UNKNOWN and kind2 not in (DynamicKind.USER_INPUT,):
+            return [dynamic(kind2, env.timing, env.mod.source(node), loc, confidence=min(conf, 0.6))]
+        return [dynamic(DynamicKind.UNKNOWN, env.timing, env.mod.source(node), loc, confidence=0.4)]
+
+    def _function_for(
+        self, func: cst.BaseExpression, env: Env
+    ) -> tuple[cst.FunctionDef, ModuleInfo, ClassInfo | None] | None:
+        """A function of this project that a call refers to: local, method of self, or imported."""
+        mod = env.mod
+        if isinstance(func, cst.Name):
+            name = func.value
+            if env.func is not None and name in local_ops(mod, env.func):
+                return None
+            if name in mod.functions:
+                return mod.functions[name], mod, None
+            if name in mod.imports:
+                got = self._imported(mod, name)
+                if got is not None and got[1] in got[0].functions:
+                    return got[0].functions[got[1]], got[0], None
+            return None
+        if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name):
+            base, attr = func.value.value, func.attr.value
+            if base in ("self", "cls") and env.cls is not None and attr in env.cls.methods:
+                return env.cls.methods[attr], mod, env.cls
+            if base in mod.classes and attr in mod.classes[base].methods:
+                return mod.classes[base].methods[attr], mod, mod.classes[base]
+            if base in mod.imports and base not in env.bindings:
+                got = self._imported(mod, base)
+                if got is not None and got[1] is None and attr in got[0].functions:
+                    return got[0].functions[attr], got[0], None
+        return None
+
+    def bind_args(self, fdef: cst.FunctionDef, call: cst.Call, env: Env, skip_self: bool) -> dict[str, list[Segment]]:
+        params = [*fdef.params.posonly_params, *fdef.params.params]
+        if skip_self and params and params[0].name.value in ("self", "cls"):
+            params = params[1:]
+        binds: dict[str, list[Segment]] = {}
+        names = {p.name.value for p in (*params, *fdef.params.kwonly_params)}
+        i = 0
+        for arg in call.args:
+            if arg.keyword is not None:
+                if arg.keyword.value in names:
+                    binds[arg.keyword.value] = self.text(arg.value, env)
+            elif arg.star:
+                continue
+            else:
+                if i < len(params):
+                    binds[params[i].name.value] = self.text(arg.value, env)
+                i += 1
+        return binds
+
+    def call_function(self, fdef: cst.FunctionDef, fmod: ModuleInfo, cls: ClassInfo | None, call: cst.Call,
+                      env: Env, what: str):  # type: ignore[no-untyped-def]
+        """Evaluate a helper's return value(s) with the call's arguments bound."""
+        from prefixlint.analysis.python import messages as msgs
+
+        if id(fdef) in env.active or env.depth > MAX_DEPTH:
+            if what == "text":
+                return [dynamic(DynamicKind.UNKNOWN, env.timing, fdef.name.value, fmod.loc(fdef), confidence=0.3)]
+            return []
+        binds = self.bind_args(fdef, call, env, skip_self=cls is not None)
+        returns = _returns(fdef)
+        if fmod.path != env.mod.path:
+            self.dependencies.add(fmod.path)
+        if not returns:
+            return [] if what != "text" else [static("", fmod.loc(fdef))]
+        ret = returns[-1]
+        sub = Env(mod=fmod, func=fdef, cls=cls, bindings=binds, timing=Timing.REQUEST, pos=fmod.pos(ret),
+                  depth=env.depth + 1, active=(*env.active, id(fdef)))
+        if what == "text":
+            segs = self.text(ret.value, sub)  # type: ignore[arg-type]
+            return mark(segs, conditional=True) if len(returns) > 1 and not is_static(segs) else segs
+        if what == "messages":
+            return msgs.message_list(self, ret.value, sub)
+        return msgs.message_item(self, ret.value, sub)
+
+    def _call_binds(self, call: cst.Call, env: Env) -> dict[str, list[Segment]]:
+        binds: dict[str, list[Segment]] = {}
+        pos = 0
+        for arg in call.args:
+            if arg.keyword is not None:
+                binds[arg.keyword.value] = self.text(arg.value, env)
+            elif arg.star == "**" and isinstance(arg.value, cst.Dict):
+                binds.update(self._dict_binds(arg.value, env))
+            elif arg.star == "**" or arg.star == "*":
+                continue
+            else:
+                binds[str(pos)] = self.text(arg.value, env)
+                pos += 1
+        return binds
+
+    def _dict_binds(self, node: cst.Dict, env: Env) -> dict[str, list[Segment]]:
+        out: dict[str, list[Segment]] = {}
+        for el in node.elements:
+            if isinstance(el, cst.DictElement) and isinstance(el.key, cst.SimpleString):
+                key = el.key.evaluated_value
+                if isinstance(key, str):
+                    out[key] = self.text(el.value, env)
+        return out
+
+    def _format_call(self, node: cst.Call, recv: cst.BaseExpression, env: Env) -> list[Segment]:
+        tmpl = self.template_source(recv, env)
+        if tmpl is None:
+            return self.text(recv, env)
+        binds = self._call_binds(node, env)
+        if isinstance(node.func, cst.Attribute) and node.func.attr.value == "format_map" and node.args:
+            arg = node.args[0].value
+            binds = self._dict_binds(arg, env) if isinstance(arg, cst.Dict) else {}
+        return self.render(tmpl, "format", binds, env, node)
+
+    def _json_dumps(self, node: cst.Call, env: Env) -> list[Segment]:
+        loc = env.mod.loc(node)
+        if not node.args:
+            return [static("", loc)]
+        sorted_keys = any(a.keyword is not None and a.keyword.value == "sort_keys" for a in node.args)
+        target = node.args[0].value
+        inner = self.text(target, env)
+        seg = static(env.mod.source(target), loc) if is_static(inner) else None
+        if sorted_keys or isinstance(target, (cst.SimpleString, cst.FormattedString)) or self._literal(target, env):
+            return [seg] if seg is not None else inner
+        fix = fixes.sort_keys_fix(env.mod, node)
+        extra = {"nondeterminism": Nondeterminism.UNSORTED_JSON, "fixes": (fix,) if fix else ()}
+        if seg is not None:
+            return [replace(seg, **extra)]  # type: ignore[arg-type]
+        return [replace(inner[0], location=loc, **extra), *inner[1:]]  # type: ignore[arg-type]
+
+    def _literal(self, node: cst.BaseExpression, env: Env, depth: int = 0) -> bool:
+        """True for a literal dict/list (or a name bound to one) whose key order is fixed in the source."""
+        if depth > 4:
+            return False
+        if isinstance(node, (cst.SimpleString, cst.Integer, cst.Float, cst.ConcatenatedString)):
+            return True
+        if isinstance(node, cst.Name):
+            if node.value in ("True", "False", "None"):
+                return True
+            value = None
+            if env.func is not None:
+                ops = local_ops(env.mod, env.func).get(node.value)
+                if ops:
+                    before = ops_before(ops, env.pos)
+                    value = before[-1].value if len(before) == 1 and before[0].kind == "assign" else None
+                    if value is None:
+                        return False
+            if value is None and node.value in env.mod.assigns:
+                value = env.mod.assigns[node.value]
+            return value is not None and self._literal(value, env, depth + 1)
+        if isinstance(node, cst.Dict):
+            return all(isinstance(el, cst.DictElement) and self._literal(el.key, env, depth + 1)
+                       and self._literal(el.value, env, depth + 1) for el in node.elements)
+        if isinstance(node, (cst.List, cst.Tuple)):
+            return all(isinstance(el, cst.Element) and self._literal(el.value, env, depth + 1)
+                       for el in node.elements)
+        return False
+
+    def _address_repr(self, node: cst.BaseExpression, env: Env, conv: str) -> bool:
+        """True when ``repr(node)``/``str(node)`` would print a memory address."""
+        if isinstance(node, cst.Name):
+            if node.value == "self" and env.cls is not None:
+                return _default_repr(env.cls, conv)
+            if node.value in env.mod.functions or (env.func is None and node.value in env.mod.classes):
+                return True
+            value = None
+            if env.func is not None:
+                ops = local_ops(env.mod, env.func).get(node.value)
+                if ops:
+                    before = ops_before(ops, env.pos)
+                    value = before[-1].value if before else None
+            if value is None:
+                value = env.mod.assigns.get(node.value)
+            if isinstance(value, cst.Call):
+                return self._address_repr(value, env, conv)
+            return False
+        if isinstance(node, cst.Call):
+            name = dotted_name(node.func)
+            if name == "object":
+                return True
+            cls = env.mod.classes.get(name)
+            return cls is not None and _default_repr(cls, conv)
+        if isinstance(node, cst.Lambda):
+            return True
+        return False
+
+    # templates ----------------------------------------------------------------------------------
+    def template_source(self, node: cst.CSTNode, env: Env, depth: int = 0) -> TemplateSrc | None:
+        """The raw template text ``node`` holds, and where it starts, or None when unknown."""
+        if depth > 8:
+            return None
+        mod = env.mod
+        if isinstance(node, (cst.SimpleString, cst.ConcatenatedString)):
+            val = node.evaluated_value
+            if not isinstance(val, str):
+                return None
+            rng = mod.positions.get(node)
+            line, col = (rng.start.line - 1, rng.start.column) if rng else (0, 0)
+            if isinstance(node, cst.SimpleString):
+                col += len(node.prefix) + len(node.quote)
+                body = node.value[len(node.prefix) + len(node.quote):]
+                if body.startswith("\\\n"):
+                    line, col = line + 1, 0
+            return TemplateSrc(val, mod.path, line, col)
+        if isinstance(node, cst.Name):
+            loc = mod.loc(node)
+            if env.func is not None:
+                ops = local_ops(mod, env.func).get(node.value)
+                if ops:
+                    before = ops_before(ops, env.pos)
+                    if len(before) == 1 and before[0].kind == "assign":
+                        got = self.template_source(before[0].value, env.at(before[0].pos), depth + 1)
+                        return _chained(got, loc)
+                    return None
+                if find_param(env.func, node.value) is not None:
+                    return None
+            if node.value in mod.assigns:
+                value = mod.assigns[node.value]
+                got = self.template_source(value, self.module_env(mod).at(mod.pos(value)), depth + 1)
+                return _chained(got, loc)
+            if node.value in mod.imports:
+                imp = self._imported(mod, node.value)
+                if imp is not None and imp[1] is not None and imp[1] in imp[0].assigns:
+                    tmod = imp[0]
+                    value = tmod.assigns[imp[1]]
+                    got = self.template_source(value, self.module_env(tmod).at(tmod.pos(value)), depth + 1)
+                    return _chained(got, loc)
+            return None
+        if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name):
+            base, attr = node.value.value, node.attr.value
+            if base == "self" and env.cls is not None and attr in env.cls.init_attrs:
+                value = env.cls.init_attrs[attr]
+                init = env.cls.methods.get("__init__")
+                return self.template_source(value, env.deeper(func=init, pos=mod.pos(value) + 1), depth + 1)
+            if base in mod.imports:
+                imp = self._imported(mod, base)
+                if imp is not None and imp[1] is None and attr in imp[0].assigns:
+                    tmod = imp[0]
+                    value = tmod.assigns[attr]
+                    return self.template_source(value, self.module_env(tmod).at(tmod.pos(value)), depth + 1)
+            return None
+        if isinstance(node, cst.Call):
+            f = node.func
+            name = dotted_name(f)
+            if isinstance(f, cst.Attribute) and f.attr.value in ("read_text", "read"):
+                path = self._file_path(f.value, env)
+                if path is not None and path.is_file():
+                    try:
+                        text = path.read_text("utf-8")
+                    except (OSError, UnicodeDecodeError):
+                        return None
+                    self.dependencies.add(str(path))
+                    return TemplateSrc(text, str(path), 0, 0, (mod.loc(node),) if mod.loc(node) else ())
+            if name.rsplit(".", 1)[-1] in ("dedent", "cleandoc", "strip") and (node.args or isinstance(f, cst.Attribute)):
+                inner = node.args[0].value if node.args else f.value  # type: ignore[union-attr]
+                got = self.template_source(inner, env, depth + 1)
+                if got is not None:
+                    got.text = textwrap.dedent(got.text) if "dedent" in name else got.text.strip()
+                return got
+            if name.rsplit(".", 1)[-1] in ("Template",) and node.args:
+                return self.template_source(node.args[0].value, env, depth + 1)
+        return None
+
+    def _file_path(self, node: cst.BaseExpression, env: Env, depth: int = 0) -> Path | None:
+        """Evaluate a path expression: ``Path(__file__).parent / "prompts" / "x.txt"``, ``open("x")``."""
+        if depth > 8:
+            return None
+        mod = env.mod
+        if isinstance(node, (cst.SimpleString, cst.ConcatenatedString)):
+            val = node.evaluated_value
+            if not isinstance(val, str):
+                return None
+            p = Path(val)
+            if p.is_absolute():
+                return p
+            for base in (mod.directory, self.project.root):
+                if (base / p).exists():
+                    return base / p
+            return mod.directory / p
+        if isinstance(node, cst.Name):
+            if node.value == "__file__":
+                return Path(mod.path).resolve()
+            value = None
+            if env.func is not None:
+                ops = local_ops(mod, env.func).get(node.value)
+                if ops:
+                    before = ops_before(ops, env.pos)
+                    value = before[-1].value if before else None
+            if value is None:
+                value = mod.assigns.get(node.value)
+            return self._file_path(value, env, depth + 1) if value is not None else None
+        if isinstance(node, cst.Attribute) and node.attr.value == "parent":
+            inner = self._file_path(node.value, env, depth + 1)
+            return inner.parent if inner is not None else None
+        if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Divide):
+            left = self._file_path(node.left, env, depth + 1)
+            right = node.right
+            if left is not None and isinstance(right, cst.SimpleString) and isinstance(right.evaluated_value, str):
+                return left / right.evaluated_value
+            return None
+        if isinstance(node, cst.Call):
+            name = dotted_name(node.func)
+            last = name.rsplit(".", 1)[-1]
+            if last in ("Path", "PurePath", "open", "resolve", "absolute") and node.args:
+                return self._file_path(node.args[0].value, env, depth + 1)
+            if last in ("resolve", "absolute") and isinstance(node.func, cst.Attribute):
+                return self._file_path(node.func.value, env, depth + 1)
+            if last in ("joinpath", "join") and isinstance(node.func, cst.Attribute):
+                if name.endswith("path.join"):
+                    parts = [self._file_path(a.value, env, depth + 1) for a in node.args[:1]]
+                    base = parts[0]
+                    rest = node.args[1:]
+                else:
+                    base = self._file_path(node.func.value, env, depth + 1)
+                    rest = node.args
+                for a in rest:
+                    if base is None or not isinstance(a.value, cst.SimpleString):
+                        return None
+                    v = a.value.evaluated_value
+                    base = base / v if isinstance(v, str) else None
+                return base
+            if name.endswith("path.dirname") and node.args:
+                inner = self._file_path(node.args[0].value, env, depth + 1)
+                return inner.parent if inner is not None else None
+        return None
+
+    def _jinja_render(self, node: cst.Call, recv: cst.BaseExpression, env: Env) -> list[Segment] | None:
+        binds = self._call_binds(node, env)
+        if isinstance(recv, cst.Call):
+            rname = dotted_name(recv.func).rsplit(".", 1)[-1]
+            if rname == "get_template" and recv.args:
+                arg = recv.args[0].value
+                tname = arg.evaluated_value if isinstance(arg, cst.SimpleString) else None
+                if not isinstance(tname, str):
+                    return None
+                path = self._find_jinja(tname, env)
+                if path is None:
+                    return None
+                try:
+                    text = path.read_text("utf-8")
+                except (OSError, UnicodeDecodeError):
+                    return None
+                self.dependencies.add(str(path))
+                return self.render(TemplateSrc(text, str(path)), "jinja", binds, env, node,
+                                   search_paths=(path.parent,))
+            if rname in ("Template", "from_string") and recv.args:
+                tmpl = self.template_source(recv.args[0].value, env)
+                if tmpl is not None:
+                    return self.render(tmpl, "jinja", binds, env, node)
+        tmpl = self.template_source(recv, env)
+        if tmpl is not None:
+            return self.render(tmpl, "jinja", binds, env, node)
+        return None
+
+    def _find_jinja(self, name: str, env: Env) -> Path | None:
+        mod = env.mod
+        dirs: list[Path] = []
+        for call in mod.calls:
+            cname = dotted_name(call.node.func).rsplit(".", 1)[-1]
+            if cname in ("FileSystemLoader", "PackageLoader") and call.node.args:
+                idx = 0 if cname == "FileSystemLoader" else min(1, len(call.node.args) - 1)
+                arg = call.node.args[idx].value
+                if cname == "PackageLoader" and len(call.node.args) < 2:
+                    dirs.append(mod.directory / "templates")
+                    continue
+                elems = arg.elements if isinstance(arg, (cst.List, cst.Tuple)) else [arg]
+                for el in elems:
+                    value = el.value if isinstance(el, cst.BaseElement) else el
+                    p = self._file_path(value, env)  # type: ignore[arg-type]
+                    if p is not None:
+                        dirs.append(p)
+                        rel = getattr(value, "evaluated_value", None)
+                        if isinstance(rel, str) and not Path(rel).is_absolute():
+                            dirs.append(self.project.root / rel)
+        dirs.extend([mod.directory / "templates", mod.directory, self.project.root / "templates"])
+        try:
+            from prefixlint.analysis.templates import find_template
+        except ImportError:
+            find_template = None  # type: ignore[assignment]
+        if find_template is not None:
+            try:
+                found = find_template(name, dirs, self.project.root)
+            except Exception:  # noqa: BLE001
+                found = None
+            if found is not None:
+                return Path(found)
+        for d in dirs:
+            if (d / name).is_file():
+                return d / name
+        return None
+
+    def render(self, tmpl: TemplateSrc, style: str, binds: dict[str, list[Segment]], env: Env,
+               node: cst.CSTNode, search_paths: tuple[Path, ...] = ()) -> list[Segment]:
+        """Segments of a template filled with ``binds`` (via :mod:`prefixlint.analysis.templates`)."""
+        loc = env.mod.loc(node)
+        try:
+            from prefixlint.analysis.templates import Binding, render_segments
+        except ImportError:
+            # Template analysis unavailable: keep the text, and the bound dynamic values after it.
+            out = [static(tmpl.text, loc)]
+            for segs in binds.values():
+                out.extend(s for s in segs if not s.static)
+            return out
+        bindings = {}
+        for key, segs in binds.items():
+            if is_static(segs):
+                bindings[key] = Binding(static=True, text=join_text(segs), location=loc)
+            else:
+                d = next((s for s in segs if not s.static), segs[0])
+                bindings[key] = Binding(static=False, kind=d.kind, timing=d.timing, label=d.label or key,
+                                        location=d.location, chain=d.chain, confidence=d.confidence)
+        try:
+            result = render_segments(
+                tmpl.text, style=style, path=tmpl.path, section=Section.SYSTEM, role="system",
+                line_offset=tmpl.line_offset, col_offset=tmpl.col_offset, bindings=bindings,
+                search_paths=search_paths, settings=self.settings, root=self.project.root,
+            )
+        except Exception as exc:  # noqa: BLE001 - a template bug must not stop the file
+            self.errors.append(AnalysisError(loc or SourceLocation(env.mod.path, 1), f"template: {exc}"))
+            return [static(tmpl.text, loc)]
+        self.dependencies.update(str(d) for d in result.dependencies)
+        self.errors.extend(result.errors)
+        out = []
+        for seg in result.segments:
+            if seg.static:
+                out.append(seg)
+            else:
+                timing = seg.timing
+                if env.timing is Timing.PROCESS and timing is Timing.REQUEST and seg.label not in binds:
+                    timing = Timing.REQUEST
+                out.append(replace(seg, chain=(*tmpl.chain, *seg.chain)))
+        return with_chain(out, loc)
+
+    # collections --------------------------------------------------------------------------------
+    def items(self, node: cst.BaseExpression, env: Env) -> list[list[Segment]]:
+        """The elements of a list-like expression, each as pieces (for ``join`` and tools)."""
+        from prefixlint.analysis.python import messages as msgs
+
+        return msgs.items(self, node, env)
+
+    def is_set(self, node: cst.BaseExpression, env: Env, depth: int = 0) -> bool:
+        """True when iterating ``node`` follows a set's hash order."""
+        if depth > 6:
+            return False
+        if isinstance(node, (cst.Set, cst.SetComp)):
+            return True
+        if isinstance(node, cst.Call):
+            name = dotted_name(node.func)
+            if name in ("set", "frozenset"):
+                return True
+            if isinstance(node.func, cst.Attribute) and node.func.attr.value in ("union", "intersection",
+                                                                                  "difference"):
+                return self.is_set(node.func.value, env, depth + 1)
+            return False
+        if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, (cst.BitOr, cst.BitAnd)):
+            return self.is_set(node.left, env, depth + 1) or self.is_set(node.right, env, depth + 1)
+        if isinstance(node, cst.Name):
+            if env.func is not None:
+                ops = local_ops(env.mod, env.func).get(node.value)
+                if ops:
+                    before = ops_before(ops, env.pos)
+                    return bool(before) and before[0].kind == "assign" and self.is_set(before[0].value, env,
+                                                                                       depth + 1)
+                param = find_param(env.func, node.value)
+                if param is not None:
+                    return annotation_name(param) in SET_TYPES
+            value = env.mod.assigns.get(node.value)
+            return value is not None and self.is_set(value, self.module_env(env.mod), depth + 1)
+        if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value == "self":
+            if env.cls is not None and node.attr.value in env.cls.init_attrs:
+                init = env.cls.methods.get("__init__")
+                return self.is_set(env.cls.init_attrs[node.attr.value], env.deeper(func=init), depth + 1)
+        return False
+
+    def _opaque(self, node: cst.CSTNode, env: Env) -> list[Segment]:
+        loc = env.mod.loc(node)
+        if isinstance(node, (cst.List, cst.Tuple, cst.Set, cst.Dict)):
+            inner: list[Segment] = []
+            elements = node.elements
+            for el in elements:
+                if isinstance(el, cst.DictElement):
+                    inner.extend(self.text(el.value, env))
+                elif isinstance(el, cst.BaseElement):
+                    inner.extend(self.text(el.value, env))
+            if is_static(inner):
+                return [static(env.mod.source(node), loc)]
+            return inner
+        if isinstance(node, (cst.Comparison, cst.UnaryOperation, cst.Lambda, cst.Ellipsis)):
+            return [static(env.mod.source(node), loc)]
+        if isinstance(node, (cst.ListComp, cst.GeneratorExp, cst.SetComp)):
+            out: list[Segment] = []
+            for item in self.items(node, env):  # type: ignore[arg-type]
+                out.extend(item)
+            return out
+        return [dynamic(DynamicKind.UNKNOWN, env.timing, env.mod.source(node)[:60], loc, confidence=0.3)]
+
+
+def _first_dynamic_item(items: list[list[Segment]]) -> list[Segment]:
+    for item in items:
+        if not is_static(item):
+            return mark(item, repeated=True)
+    return mark(items[0], repeated=True) if items else []
+
+
+def _returns(fdef: cst.FunctionDef) -> list[cst.Return]:
+    out: list[cst.Return] = []
+
+    class _V(cst.CSTVisitor):
+        def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+            return node is fdef
+
+        def visit_ClassDef(self, node: cst.ClassDef) -> bool:
+            return False
+
+        def visit_Lambda(self, node: cst.Lambda) -> bool:
+            return False
+
+        def visit_Return(self, node: cst.Return) -> None:
+            if node.value is not None:
+                out.append(node)
+
+    fdef.visit(_V())
+    return out
+
+
+def _default_repr(cls: ClassInfo, conv: str) -> bool:
+    if "__repr__" in cls.methods or (conv == "s" and "__str__" in cls.methods):
+        return False
+    for deco in cls.node.decorators:
+        if "dataclass" in dotted_name(deco.decorator) or "attr" in dotted_name(deco.decorator):
+            return False
+    for base in cls.node.bases:
+        name = dotted_name(base.value)
+        if name and name not in ("object",):
+            return False  # an inherited repr may well be custom (Enum, NamedTuple, BaseModel...)
+    return True
+
+
+def _chained(got: TemplateSrc | None, loc: SourceLocation | None) -> TemplateSrc | None:
+    if got is not None and loc is not None:
+        got.chain = (*got.chain, loc)
+    return got
+
+
+def _decode(value: str, prefix: str, quote: str, raw: bool) -> str:
+    value = value.replace("{{", "{").replace("}}", "}")
+    if raw or "\\" not in value:
+        return value
+    try:
+        out = ast.literal_eval(f"{prefix}{quote}{value}{quote}")
+    except (SyntaxError, ValueError):
+        return value
+    return out.decode("utf-8", "replace") if isinstance(out, bytes) else str(out)
+
+
+def _apply_method(text: str, method: str) -> str:
+    if method in ("strip", "lstrip", "rstrip", "lower", "upper", "title", "capitalize", "casefold"):
+        return getattr(text, method)()
+    return text

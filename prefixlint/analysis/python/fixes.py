@@ -1,0 +1,74 @@
+"""Fix candidates the analyzer attaches to segments (character-offset edits, ruff's model)."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from prefixlint.analysis.python.collect import ModuleInfo
+from prefixlint.edits import Applicability, Edit, Fix
+
+
+def sort_keys_fix(mod: ModuleInfo, call: cst.Call) -> Fix | None:
+    """Add ``sort_keys=True`` to a ``json.dumps(...)`` call."""
+    span = mod.span(call)
+    if span is None or not call.args:
+        return None
+    end = span[1] - 1
+    if mod.text[end : end + 1] != ")":
+        return None
+    last = call.args[-1]
+    has_comma = isinstance(last.comma, cst.Comma)
+    insert = "sort_keys=True" if has_comma else ", sort_keys=True"
+    if has_comma:
+        # put it right after the trailing comma, keeping the closing bracket where it is
+        arg_span = mod.span(last)
+        pos = arg_span[1] if arg_span else end
+        insert = " sort_keys=True,"
+        return Fix("Add `sort_keys=True`", (Edit(pos, pos, insert),), Applicability.SAFE, "sort-keys", mod.path)
+    return Fix("Add `sort_keys=True`", (Edit(end, end, insert),), Applicability.SAFE, "sort-keys", mod.path)
+
+
+def sorted_fix(mod: ModuleInfo, iter_node: cst.BaseExpression) -> Fix | None:
+    """Wrap the iterable of a set iteration in ``sorted(...)``."""
+    span = mod.span(iter_node)
+    if span is None:
+        return None
+    src = mod.text[span[0] : span[1]]
+    return Fix("Iterate in sorted order", (Edit(span[0], span[1], f"sorted({src})"),), Applicability.SAFE,
+               "sorted", mod.path)
+
+
+def move_line_to_end_fix(mod: ModuleInfo, fstring: cst.FormattedString, expr: cst.CSTNode) -> Fix | None:
+    """Move the line of an f-string that holds ``expr`` to the end of the string."""
+    fspan, espan = mod.span(fstring), mod.span(expr)
+    if fspan is None or espan is None:
+        return None
+    quote = fstring.end
+    cstart = fspan[0] + len(fstring.start)
+    cend = fspan[1] - len(quote)
+    content = mod.text[cstart:cend]
+    sep = "\n" if len(quote) == 3 else "\\n"
+    a, b = espan[0] - cstart, espan[1] - cstart
+    if not (0 <= a <= b <= len(content)):
+        return None
+    ls = content.rfind(sep, 0, a)
+    ls = 0 if ls < 0 else ls + len(sep)
+    le = content.find(sep, b)
+    if le < 0 or not content[le + len(sep) :].strip():
+        return None
+    line = content[ls:le]
+    rest = content[:ls] + content[le + len(sep) :]
+    new = rest + line + sep if rest.endswith(sep) else rest + sep + line
+    return Fix("Move the dynamic line to the end of the prompt", (Edit(cstart, cend, new),),
+               Applicability.UNSAFE, "move-to-end", mod.path)
+
+
+def swap_concat_fix(mod: ModuleInfo, binop: cst.BinaryOperation) -> Fix | None:
+    """Rewrite ``dynamic + static`` as ``static + dynamic``."""
+    span, lspan, rspan = mod.span(binop), mod.span(binop.left), mod.span(binop.right)
+    if span is None or lspan is None or rspan is None:
+        return None
+    left = mod.text[lspan[0] : lspan[1]]
+    right = mod.text[rspan[0] : rspan[1]]
+    return Fix("Move the dynamic part after the static text", (Edit(span[0], span[1], f"{right} + {left}"),),
+               Applicability.UNSAFE, "move-to-end", mod.path)

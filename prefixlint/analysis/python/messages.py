@@ -1,0 +1,432 @@
+"""Message lists, content blocks and tool lists: the structured parts of a request.
+
+A message list is evaluated to :class:`Msg` objects (a role and its pieces, or a slot of
+conversation history). Lists built literally, with ``append``/``extend``/``insert``/``+=``, in loops,
+or returned by helpers are followed; ``*history`` and ``messages.extend(history)`` become history.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
+
+import libcst as cst
+
+from prefixlint.analysis.python import fixes
+from prefixlint.analysis.python.resolve import find_param, local_ops, ops_before
+from prefixlint.analysis.python.sources import dotted_name, dynamic, is_static, mark, name_kind, static
+from prefixlint.layout import CacheControl, DynamicKind, Nondeterminism, Segment, SourceLocation, Timing
+
+if TYPE_CHECKING:
+    from prefixlint.analysis.python.evaluate import Env, Evaluator
+
+ROLE_ALIASES = {"human": "user", "ai": "assistant", "model": "assistant", "placeholder": "history"}
+
+
+@dataclass
+class Msg:
+    """One message (``role`` + pieces), or a history slot when ``history`` is True."""
+
+    role: str | None
+    segs: list[Segment]
+    location: SourceLocation | None = None
+    history: bool = False
+    repeated: bool = False
+    conditional: bool = False
+
+
+def _history(ev: Evaluator, node: cst.CSTNode, env: Env, label: str) -> Msg:
+    kind, conf = name_kind(ev.catalog, label)
+    if kind not in (DynamicKind.HISTORY, DynamicKind.MEMORY, DynamicKind.TOOL_OUTPUT,
+                    DynamicKind.RETRIEVED_CONTEXT):
+        kind = DynamicKind.HISTORY
+    loc = env.mod.loc(node)
+    return Msg(None, [dynamic(kind, Timing.REQUEST, label, loc, confidence=conf or 0.7)], loc, history=True)
+
+
+def looks_text(node: cst.CSTNode) -> bool:
+    return isinstance(node, (cst.SimpleString, cst.FormattedString, cst.ConcatenatedString)) or (
+        isinstance(node, cst.BinaryOperation) and isinstance(node.operator, (cst.Add, cst.Modulo))
+        and (looks_text(node.left) or looks_text(node.right)))
+
+
+def message_list(ev: Evaluator, node: cst.CSTNode, env: Env) -> list[Msg]:
+    """The messages ``node`` evaluates to, in order."""
+    if env.depth > 12:
+        return []
+    loc = env.mod.loc(node)
+    if isinstance(node, (cst.List, cst.Tuple)):
+        out: list[Msg] = []
+        for el in node.elements:
+            if isinstance(el, cst.StarredElement):
+                out.extend(_splat(ev, el.value, env))
+            else:
+                out.extend(message_item(ev, el.value, env))
+        return out
+    if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Add):
+        return message_list(ev, node.left, env) + message_list(ev, node.right, env)
+    if looks_text(node):
+        return [Msg("user", ev.text(node, env), loc)]
+    if isinstance(node, cst.Name):
+        name = node.value
+        if env.func is not None:
+            ops = local_ops(env.mod, env.func).get(name)
+            if ops:
+                before = ops_before(ops, env.pos)
+                if before:
+                    return _replay(ev, before, env)
+            param = find_param(env.func, name)
+            if param is not None:
+                if name in env.bindings:
+                    return [_history(ev, param, env, name)]
+                return [_history(ev, param, env, name)]
+        if name in env.mod.assigns:
+            value = env.mod.assigns[name]
+            return message_list(ev, value, ev.module_env(env.mod).at(env.mod.pos(value)))
+        return [_history(ev, node, env, name)]
+    if isinstance(node, (cst.ListComp, cst.GeneratorExp)):
+        msgs = message_item(ev, node.elt, env)
+        return [replace(m, repeated=True) for m in msgs] or [_history(ev, node, env, "messages")]
+    if isinstance(node, cst.Call):
+        fn = ev._function_for(node.func, env)
+        if fn is not None:
+            got = ev.call_function(fn[0], fn[1], fn[2], node, env, "messages")
+            return got or [_history(ev, node, env, fn[0].name.value)]
+        name = dotted_name(node.func)
+        if name.rsplit(".", 1)[-1] in ("list", "copy", "deepcopy") and node.args:
+            return message_list(ev, node.args[0].value, env)
+        if isinstance(node.func, cst.Attribute) and node.func.attr.value == "copy":
+            return message_list(ev, node.func.value, env)
+        if name.rsplit(".", 1)[-1] in ("format_messages", "to_messages", "format_prompt", "invoke"):
+            return message_list(ev, node.func.value, env) if isinstance(node.func, cst.Attribute) else []
+        if name.rsplit(".", 1)[-1] == "from_messages" and node.args:
+            return message_list(ev, node.args[0].value, env)
+        return [_history(ev, node, env, name.rsplit(".", 1)[-1] or "messages")]
+    return [_history(ev, node, env, "messages")]
+
+
+def _splat(ev: Evaluator, node: cst.CSTNode, env: Env) -> list[Msg]:
+    if isinstance(node, (cst.List, cst.Tuple, cst.Call)):
+        return message_list(ev, node, env)
+    if isinstance(node, cst.Name) and env.func is not None and local_ops(env.mod, env.func).get(node.value):
+        return message_list(ev, node, env)
+    label = node.value if isinstance(node, cst.Name) else env.mod.source(node)
+    return [_history(ev, node, env, label)]
+
+
+def _replay(ev: Evaluator, ops: list, env: Env) -> list[Msg]:
+    msgs: list[Msg] = []
+    for op in ops:
+        sub = env.at(op.pos)
+        if op.kind == "assign":
+            new = message_list(ev, op.value, sub)
+        elif op.kind in ("aug", "extend"):
+            new = _splat(ev, op.value, sub) if op.kind == "extend" else message_list(ev, op.value, sub)
+        elif op.kind in ("append", "insert"):
+            new = message_item(ev, op.value, sub)
+        else:
+            continue
+        if op.conditional:
+            new = [replace(m, conditional=True, segs=mark(m.segs, conditional=True)) for m in new]
+        if op.loop_iter is not None and op.kind != "assign":
+            new = [replace(m, repeated=True, segs=mark(m.segs, repeated=True)) for m in new]
+        if op.kind == "assign":
+            msgs = new
+        elif op.kind == "insert" and isinstance(op.node, cst.Call) and _insert_index(op.node) == 0:
+            msgs = new + msgs
+        else:
+            msgs = msgs + new
+    return msgs
+
+
+def _insert_index(call: cst.Call) -> int | None:
+    if len(call.args) >= 2 and isinstance(call.args[0].value, cst.Integer):
+        return int(call.args[0].value.value)
+    return None
+
+
+def _role_of(ev: Evaluator, node: cst.BaseExpression, env: Env) -> str | None:
+    if isinstance(node, cst.SimpleString) and isinstance(node.evaluated_value, str):
+        role = node.evaluated_value.lower()
+        return ROLE_ALIASES.get(role, role)
+    name = dotted_name(node).rsplit(".", 1)[-1].lower()
+    if name in ("system", "user", "assistant", "developer", "tool", "human", "ai", "function"):
+        return ROLE_ALIASES.get(name, name)
+    segs = ev.text(node, env)
+    if is_static(segs):
+        role = "".join(s.text for s in segs).lower()
+        return ROLE_ALIASES.get(role, role)
+    return None
+
+
+def message_item(ev: Evaluator, node: cst.CSTNode, env: Env) -> list[Msg]:
+    """One element of a message list (a dict, a constructor call, a tuple, a helper's return)."""
+    loc = env.mod.loc(node)
+    if isinstance(node, cst.Dict):
+        role: str | None = None
+        segs: list[Segment] = []
+        for el in node.elements:
+            if not isinstance(el, cst.DictElement) or not isinstance(el.key, cst.SimpleString):
+                continue
+            key = el.key.evaluated_value
+            if key == "role":
+                role = _role_of(ev, el.value, env)
+            elif key == "content":
+                segs = content(ev, el.value, env)
+        return [Msg(role, segs, loc)]
+    if isinstance(node, cst.Tuple) and len(node.elements) == 2:
+        role = _role_of(ev, node.elements[0].value, env)
+        if role == "history":
+            return [_history(ev, node, env, "history")]
+        return [Msg(role, content(ev, node.elements[1].value, env), loc)]
+    if isinstance(node, cst.Call):
+        name = dotted_name(node.func)
+        last = name.rsplit(".", 1)[-1]
+        constructors = _constructors()
+        if last == "MessagesPlaceholder":
+            label = "history"
+            for a in node.args:
+                if isinstance(a.value, cst.SimpleString) and isinstance(a.value.evaluated_value, str):
+                    label = a.value.evaluated_value
+            return [_history(ev, node, env, label)]
+        if last == "dict":
+            role = None
+            segs = []
+            for a in node.args:
+                if a.keyword is not None and a.keyword.value == "role":
+                    role = _role_of(ev, a.value, env)
+                elif a.keyword is not None and a.keyword.value == "content":
+                    segs = content(ev, a.value, env)
+            return [Msg(role, segs, loc)]
+        if last in constructors:
+            role = constructors[last]
+            body: cst.BaseExpression | None = None
+            for i, a in enumerate(node.args):
+                kw = a.keyword.value if a.keyword else None
+                if kw in ("content", "text", "template", "prompt") or (kw is None and i == 0 and body is None):
+                    body = a.value
+                elif kw == "role":
+                    role = _role_of(ev, a.value, env) or role
+            segs = content(ev, body, env) if body is not None else []
+            if last.endswith("PromptTemplate") or last.endswith("from_template"):
+                segs = _template_content(ev, node, body, env) if body is not None else segs
+            return [Msg(role or "user", segs, loc)]
+        fn = ev._function_for(node.func, env)
+        if fn is not None:
+            got = ev.call_function(fn[0], fn[1], fn[2], node, env, "item")
+            return got
+    if isinstance(node, cst.Name) and env.func is not None:
+        ops = local_ops(env.mod, env.func).get(node.value)
+        if ops:
+            before = ops_before(ops, env.pos)
+            if before and before[-1].kind == "assign":
+                value = before[-1].value
+                if isinstance(value, (cst.List, cst.ListComp)):
+                    return message_list(ev, value, env.at(before[-1].pos))
+                return message_item(ev, value, env.at(before[-1].pos))
+    if isinstance(node, (cst.List, cst.ListComp)):
+        return message_list(ev, node, env)
+    segs = ev.text(node, env)
+    if is_static(segs):
+        return [Msg(None, segs, loc)]
+    return [_history(ev, node, env, dotted_name(node) or "message")] if isinstance(
+        node, (cst.Name, cst.Attribute)) else [Msg(None, segs, loc)]
+
+
+def _template_content(ev: Evaluator, call: cst.Call, body: cst.BaseExpression, env: Env) -> list[Segment]:
+    style = "format"
+    for a in call.args:
+        if a.keyword is not None and a.keyword.value == "template_format" and isinstance(a.value, cst.SimpleString):
+            fmt = a.value.evaluated_value
+            style = {"mustache": "mustache", "jinja2": "jinja", "f-string": "format"}.get(str(fmt), "format")
+    tmpl = ev.template_source(body, env)
+    if tmpl is None:
+        return ev.text(body, env)
+    return ev.render(tmpl, style, {}, env, call)
+
+
+def content(ev: Evaluator, node: cst.BaseExpression | None, env: Env) -> list[Segment]:
+    """A message ``content``: a string, or a list of content blocks (with ``cache_control``)."""
+    if node is None:
+        return []
+    if ev.template_mode:
+        tmpl = ev.template_source(node, env)
+        if tmpl is not None:
+            return ev.render(tmpl, ev.template_mode, {}, env, node)
+    if isinstance(node, (cst.List, cst.Tuple)) and any(isinstance(el.value, cst.Dict) for el in node.elements
+                                                        if isinstance(el, cst.Element)):
+        return blocks(ev, node, env)
+    if isinstance(node, cst.Name) and env.func is None and node.value in env.mod.assigns:
+        value = env.mod.assigns[node.value]
+        if isinstance(value, cst.List):
+            return blocks(ev, value, ev.module_env(env.mod))
+    return ev.text(node, env)
+
+
+def blocks(ev: Evaluator, node: cst.List | cst.Tuple, env: Env) -> list[Segment]:
+    """Anthropic/OpenAI content blocks; each block's pieces get ``message_index`` = its position."""
+    out: list[Segment] = []
+    for i, el in enumerate(node.elements):
+        if not isinstance(el, cst.Element):
+            continue
+        segs: list[Segment] = []
+        cc: CacheControl | None = None
+        value = el.value
+        if isinstance(value, cst.Dict):
+            for d in value.elements:
+                if not isinstance(d, cst.DictElement) or not isinstance(d.key, cst.SimpleString):
+                    continue
+                key = d.key.evaluated_value
+                if key in ("text", "content"):
+                    segs = ev.text(d.value, env)
+                elif key == "cache_control":
+                    cc = _cache_control(d.value, env)
+                elif key in ("source", "image_url", "input_image"):
+                    segs = [static("[image]", env.mod.loc(d.value))]
+        else:
+            segs = ev.text(value, env)
+        if not segs:
+            segs = [static("", env.mod.loc(value))]
+        segs = [replace(s, message_index=i) for s in segs]
+        if cc is not None:
+            segs[-1] = replace(segs[-1], cache_control=cc)
+        out.extend(segs)
+    return out
+
+
+def _cache_control(node: cst.BaseExpression, env: Env) -> CacheControl:
+    ttl = "5m"
+    if isinstance(node, cst.Dict):
+        for d in node.elements:
+            if (isinstance(d, cst.DictElement) and isinstance(d.key, cst.SimpleString)
+                    and d.key.evaluated_value == "ttl" and isinstance(d.value, cst.SimpleString)):
+                ttl = str(d.value.evaluated_value)
+    return CacheControl(ttl=ttl, location=env.mod.loc(node))
+
+
+def items(ev: Evaluator, node: cst.BaseExpression, env: Env) -> list[list[Segment]]:
+    """Elements of a list-like expression (for ``join`` and tool lists), flagging set iteration."""
+    loc = env.mod.loc(node)
+    if isinstance(node, (cst.Name, cst.Attribute)) and node_name(node) not in env.bindings and ev.is_set(node, env):
+        return [_unordered(ev, node, env, [static(env.mod.source(node), loc)])]
+    if isinstance(node, (cst.List, cst.Tuple)):
+        out: list[list[Segment]] = []
+        for el in node.elements:
+            if isinstance(el, cst.StarredElement):
+                out.extend(items(ev, el.value, env))
+            else:
+                out.append(ev.text(el.value, env))
+        return out
+    if isinstance(node, (cst.Set, cst.SetComp)) or (
+            isinstance(node, cst.Call) and dotted_name(node.func) in ("set", "frozenset")):
+        return [_unordered(ev, node, env, [static(env.mod.source(node), loc)])]
+    if isinstance(node, (cst.ListComp, cst.GeneratorExp)):
+        gen = node.for_in
+        binds = dict(env.bindings)
+        inner = items(ev, gen.iter, env)
+        if isinstance(gen.target, cst.Name):
+            binds[gen.target.value] = _pick(inner)
+        elt = ev.text(node.elt, replace(env, bindings=binds))
+        elt = mark(elt, repeated=True)
+        if ev.is_set(gen.iter, env):
+            elt = _unordered(ev, gen.iter, env, elt)
+        return [elt]
+    if isinstance(node, cst.Name):
+        if node.value in env.bindings:
+            return [env.bindings[node.value]]
+        if env.func is not None:
+            ops = local_ops(env.mod, env.func).get(node.value)
+            if ops:
+                before = ops_before(ops, env.pos)
+                if before:
+                    return _replay_items(ev, before, env)
+            param = find_param(env.func, node.value)
+            if param is not None:
+                segs = ev.text(node, env)
+                if ev.is_set(node, env):
+                    return [_unordered(ev, node, env, segs)]
+                return [mark(segs, repeated=True)]
+        if node.value in env.mod.assigns:
+            value = env.mod.assigns[node.value]
+            return items(ev, value, ev.module_env(env.mod).at(env.mod.pos(value)))
+    if isinstance(node, cst.Call):
+        name = dotted_name(node.func)
+        last = name.rsplit(".", 1)[-1]
+        if last in ("sorted",) and node.args:
+            got = items(ev, node.args[0].value, env)
+            return [[replace(s, nondeterminism=None, fixes=()) if s.nondeterminism is Nondeterminism.SET_ITERATION
+                     else s for s in item] for item in got]
+        if last in ("list", "tuple", "reversed") and node.args:
+            return items(ev, node.args[0].value, env)
+        if isinstance(node.func, cst.Attribute) and last in ("values", "keys", "items"):
+            base = ev.text(node.func.value, env)
+            return [mark(base, repeated=True)]
+    segs = ev.text(node, env)
+    if ev.is_set(node, env):
+        return [_unordered(ev, node, env, segs)]
+    return [mark(segs, repeated=True)] if not is_static(segs) else [segs]
+
+
+def node_name(node: cst.CSTNode) -> str:
+    return node.value if isinstance(node, cst.Name) else ""
+
+
+def _pick(item_lists: list[list[Segment]]) -> list[Segment]:
+    for item in item_lists:
+        if not is_static(item):
+            return item
+    return item_lists[0] if item_lists else []
+
+
+def _unordered(ev: Evaluator, iter_node: cst.CSTNode, env: Env, segs: list[Segment]) -> list[Segment]:
+    fix = fixes.sorted_fix(env.mod, iter_node)  # type: ignore[arg-type]
+    if not segs:
+        segs = [static(env.mod.source(iter_node), env.mod.loc(iter_node))]
+    first = replace(segs[0], nondeterminism=Nondeterminism.SET_ITERATION, fixes=(fix,) if fix else (),
+                    location=env.mod.loc(iter_node), repeated=True)
+    return [first, *segs[1:]]
+
+
+def _replay_items(ev: Evaluator, ops: list, env: Env) -> list[list[Segment]]:
+    out: list[list[Segment]] = []
+    for op in ops:
+        sub = env.at(op.pos)
+        if op.kind == "assign":
+            out = items(ev, op.value, sub)
+            continue
+        if op.kind in ("append", "insert"):
+            new = [ev.text(op.value, sub)]
+        elif op.kind in ("extend", "aug"):
+            new = items(ev, op.value, sub)
+        else:
+            continue
+        if op.loop_iter is not None:
+            new = [mark(n, repeated=True) for n in new]
+            if ev.is_set(op.loop_iter, sub):
+                new = [_unordered(ev, op.loop_iter, sub, n) for n in new]
+        out.extend(new)
+    return out
+
+
+def tool_segments(ev: Evaluator, node: cst.BaseExpression, env: Env) -> list[Segment]:
+    """The tools list: one static piece per tool (its source text), with any nondeterminism."""
+    out: list[Segment] = []
+    for item in items(ev, node, env):
+        nd = next((s for s in item if s.nondeterminism is not None), None)
+        text = "".join(s.text for s in item if s.static)
+        loc = item[0].location if item else env.mod.loc(node)
+        seg = static(text, loc)
+        if nd is not None:
+            seg = replace(seg, nondeterminism=nd.nondeterminism, fixes=nd.fixes, location=nd.location,
+                          repeated=nd.repeated)
+        out.append(seg)
+    return out
+
+
+def _constructors() -> dict[str, str]:
+    from prefixlint.plugins import load_plugins
+
+    out: dict[str, str] = {}
+    for plugin in load_plugins():
+        out.update(plugin.message_constructors)
+    return out

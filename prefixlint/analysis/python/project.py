@@ -1,0 +1,69 @@
+"""The project index: other modules of the same project, parsed lazily and cached per process.
+
+When the analyzer meets ``from .prompts import SYSTEM_TEMPLATE`` or ``import harbor.prompts``, it
+asks :class:`ProjectContext` for the module. The file is located under the project root (or next to
+the importing file), parsed once with libcst and collected into a :class:`ModuleInfo`, whose
+module-level constants and functions (including prompt-returning helpers) the evaluator then reads.
+Every file read is recorded so the lint cache can invalidate dependents.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from prefixlint.analysis.python.collect import ModuleInfo, parse_module
+from prefixlint.config import Settings
+
+
+class ProjectContext:
+    """Lazy, cached index of the modules of one project."""
+
+    def __init__(self, root: Path, settings: Settings) -> None:
+        self.root = Path(root).resolve()
+        self.settings = settings
+        self._modules: dict[str, ModuleInfo | None] = {}
+
+    def module_file(self, importer: str, module: str, level: int = 0) -> Path | None:
+        """The file that ``import module`` (relative ``level``) from ``importer`` refers to."""
+        parts = [p for p in module.split(".") if p]
+        bases: list[Path] = []
+        here = Path(importer).resolve().parent
+        if level > 0:
+            base = here
+            for _ in range(level - 1):
+                base = base.parent
+            bases.append(base)
+        else:
+            bases.extend([self.root, here])
+            # a package directory above the importer: ``import harbor.prompts`` from harbor/agent.py
+            for parent in here.parents:
+                bases.append(parent)
+                if parent == self.root or len(bases) > 8:
+                    break
+            src = self.root / "src"
+            if src.is_dir():
+                bases.append(src)
+        for base in bases:
+            target = base.joinpath(*parts) if parts else base
+            for cand in (target.with_suffix(".py") if parts else None, target / "__init__.py"):
+                if cand is not None and cand.is_file():
+                    return cand
+        return None
+
+    def load(self, path: Path | str) -> ModuleInfo | None:
+        """The collected module at ``path`` (None when unreadable or unparsable)."""
+        key = str(Path(path).resolve())
+        if key in self._modules:
+            return self._modules[key]
+        self._modules[key] = None  # guards against import cycles while parsing
+        try:
+            text = Path(key).read_text("utf-8")
+            info = parse_module(key, text)
+        except Exception:  # noqa: BLE001 - a broken neighbour module is simply not indexed
+            info = None
+        self._modules[key] = info
+        return info
+
+    def resolve_import(self, importer: str, module: str, level: int) -> ModuleInfo | None:
+        f = self.module_file(importer, module, level)
+        return self.load(f) if f is not None else None

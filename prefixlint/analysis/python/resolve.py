@@ -1,0 +1,158 @@
+"""Where names get their values: local assignments, list mutations and loops inside a function.
+
+:func:`local_ops` walks a function body once (cached) and records, per name, every assignment,
+``+=``, ``append``/``extend``/``insert`` in source order, with whether it sits under an ``if`` or a
+loop. The evaluator replays the ops that happen before a use site.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import libcst as cst
+
+from prefixlint.analysis.python.collect import ModuleInfo
+
+
+@dataclass(frozen=True)
+class Op:
+    """One change to a local name."""
+
+    kind: str  # assign | aug | append | extend | insert | for
+    value: cst.BaseExpression
+    pos: int
+    node: cst.CSTNode
+    conditional: bool = False
+    loop_iter: cst.BaseExpression | None = None  # the iterable of the enclosing for loop
+
+
+_CACHE: dict[int, tuple[cst.FunctionDef, dict[str, list[Op]]]] = {}
+
+
+def local_ops(mod: ModuleInfo, func: cst.FunctionDef) -> dict[str, list[Op]]:
+    """Ops per local name in ``func`` (cached per function node)."""
+    hit = _CACHE.get(id(func))
+    if hit is not None and hit[0] is func:
+        return hit[1]
+    ops: dict[str, list[Op]] = {}
+    _walk_block(mod, func.body, ops, conditional=False, loop_iter=None)
+    if len(_CACHE) > 4096:
+        _CACHE.clear()
+    _CACHE[id(func)] = (func, ops)
+    return ops
+
+
+def _body(node: cst.BaseSuite) -> list[cst.CSTNode]:
+    if isinstance(node, cst.IndentedBlock):
+        return list(node.body)
+    if isinstance(node, cst.SimpleStatementSuite):
+        return list(node.body)
+    return []
+
+
+def _walk_block(mod, suite, ops, *, conditional, loop_iter) -> None:  # type: ignore[no-untyped-def]
+    for stmt in _body(suite):
+        _walk_stmt(mod, stmt, ops, conditional=conditional, loop_iter=loop_iter)
+
+
+def _walk_stmt(mod: ModuleInfo, stmt: cst.CSTNode, ops: dict[str, list[Op]], *, conditional: bool,
+               loop_iter: cst.BaseExpression | None) -> None:
+    if isinstance(stmt, cst.SimpleStatementLine):
+        for small in stmt.body:
+            _small(mod, small, ops, conditional, loop_iter)
+    elif isinstance(stmt, (cst.BaseSmallStatement,)):
+        _small(mod, stmt, ops, conditional, loop_iter)
+    elif isinstance(stmt, cst.If):
+        _walk_block(mod, stmt.body, ops, conditional=True, loop_iter=loop_iter)
+        orelse = stmt.orelse
+        if isinstance(orelse, cst.If):
+            _walk_stmt(mod, orelse, ops, conditional=True, loop_iter=loop_iter)
+        elif isinstance(orelse, cst.Else):
+            _walk_block(mod, orelse.body, ops, conditional=True, loop_iter=loop_iter)
+    elif isinstance(stmt, cst.For):
+        if isinstance(stmt.target, cst.Name):
+            ops.setdefault(stmt.target.value, []).append(
+                Op("for", stmt.iter, mod.pos(stmt), stmt, conditional, stmt.iter))
+        _walk_block(mod, stmt.body, ops, conditional=conditional, loop_iter=stmt.iter)
+    elif isinstance(stmt, cst.While):
+        _walk_block(mod, stmt.body, ops, conditional=True, loop_iter=loop_iter)
+    elif isinstance(stmt, (cst.With,)):
+        _walk_block(mod, stmt.body, ops, conditional=conditional, loop_iter=loop_iter)
+    elif isinstance(stmt, cst.Try):
+        _walk_block(mod, stmt.body, ops, conditional=conditional, loop_iter=loop_iter)
+        for h in stmt.handlers:
+            _walk_block(mod, h.body, ops, conditional=True, loop_iter=loop_iter)
+        if stmt.orelse is not None:
+            _walk_block(mod, stmt.orelse.body, ops, conditional=True, loop_iter=loop_iter)
+        if stmt.finalbody is not None:
+            _walk_block(mod, stmt.finalbody.body, ops, conditional=conditional, loop_iter=loop_iter)
+
+
+def _small(mod: ModuleInfo, small: cst.CSTNode, ops: dict[str, list[Op]], conditional: bool,
+           loop_iter: cst.BaseExpression | None) -> None:
+    pos = mod.pos(small)
+    if isinstance(small, cst.Assign):
+        for tgt in small.targets:
+            if isinstance(tgt.target, cst.Name):
+                ops.setdefault(tgt.target.value, []).append(
+                    Op("assign", small.value, pos, small, conditional, loop_iter))
+    elif isinstance(small, cst.AnnAssign) and small.value is not None and isinstance(small.target, cst.Name):
+        ops.setdefault(small.target.value, []).append(Op("assign", small.value, pos, small, conditional, loop_iter))
+    elif isinstance(small, cst.AugAssign) and isinstance(small.target, cst.Name):
+        if isinstance(small.operator, cst.AddAssign):
+            ops.setdefault(small.target.value, []).append(Op("aug", small.value, pos, small, conditional, loop_iter))
+    elif isinstance(small, cst.Expr) and isinstance(small.value, cst.Call):
+        call = small.value
+        f = call.func
+        if (isinstance(f, cst.Attribute) and isinstance(f.value, cst.Name)
+                and f.attr.value in ("append", "extend", "insert") and call.args):
+            arg = call.args[-1].value
+            ops.setdefault(f.value.value, []).append(
+                Op(f.attr.value, arg, pos, call, conditional, loop_iter))
+
+
+def ops_before(ops: list[Op], pos: int) -> list[Op]:
+    """The ops that apply to a use at ``pos``: from the last unconditional assignment on."""
+    before = [op for op in ops if op.pos < pos]
+    start = 0
+    for i, op in enumerate(before):
+        if op.kind == "assign" and not op.conditional:
+            start = i
+    for i in range(len(before) - 1, start - 1, -1):
+        if before[i].kind == "assign" and before[i].conditional and i > start:
+            # a conditional reassignment: keep the unconditional base and this one as alternatives
+            break
+    return before[start:]
+
+
+def annotation_name(param: cst.Param) -> str:
+    """``frozenset`` for ``x: frozenset[str]``; the class name for ``ctx: RequestContext``."""
+    ann = param.annotation
+    if ann is None:
+        return ""
+    node = ann.annotation
+    if isinstance(node, cst.Subscript):
+        node = node.value
+    if isinstance(node, cst.Name):
+        return node.value
+    if isinstance(node, cst.Attribute):
+        return node.attr.value
+    if isinstance(node, (cst.SimpleString,)):
+        return node.evaluated_value.strip() if isinstance(node.evaluated_value, str) else ""
+    return ""
+
+
+def find_param(func: cst.FunctionDef, name: str) -> cst.Param | None:
+    p = func.params
+    for param in (*p.posonly_params, *p.params, *p.kwonly_params):
+        if param.name.value == name:
+            return param
+    for star in (p.star_arg, p.star_kwarg):
+        if isinstance(star, cst.Param) and star.name.value == name:
+            return star
+    return None
+
+
+def param_names(func: cst.FunctionDef) -> list[str]:
+    p = func.params
+    return [param.name.value for param in (*p.posonly_params, *p.params)]

@@ -1,0 +1,60 @@
+"""Sinks: the calls that send a layout to a model, matched against plugin and config SinkSpecs."""
+
+from __future__ import annotations
+
+import fnmatch
+
+from prefixlint.analysis.python.collect import ModuleInfo
+from prefixlint.config import Settings
+from prefixlint.plugins import Plugin, SinkSpec, load_plugins
+
+
+def sink_specs(settings: Settings) -> list[SinkSpec]:
+    """Every SinkSpec from plugins, plus the project's ``[[tool.prefixlint.sinks]]``."""
+    specs: list[SinkSpec] = []
+    for plugin in load_plugins():
+        specs.extend(plugin.sinks)
+    for extra in settings.sinks:
+        specs.append(SinkSpec(
+            name=extra.call,
+            calls=(extra.call,),
+            provider=extra.provider,
+            system=(extra.system,) if extra.system else (),
+            messages=(extra.messages,) if extra.messages else (),
+            prompt=(extra.prompt,) if extra.prompt else (),
+            tools=(extra.tools,) if extra.tools else (),
+        ))
+    return specs
+
+
+def decorator_names() -> dict[str, Plugin]:
+    """Decorator suffixes that register a system-prompt function, with their plugin."""
+    out: dict[str, Plugin] = {}
+    for plugin in load_plugins():
+        for deco in plugin.system_prompt_decorators:
+            out[deco] = plugin
+    return out
+
+
+def _matches(dotted: str, pattern: str) -> bool:
+    if "*" in pattern or "?" in pattern:
+        return fnmatch.fnmatchcase(dotted, pattern)
+    return dotted == pattern or dotted.endswith("." + pattern)
+
+
+def match_sink(dotted: str, mod: ModuleInfo, specs: list[SinkSpec]) -> SinkSpec | None:
+    """The spec whose call pattern matches ``dotted`` (``client.chat.completions.create``)."""
+    if not dotted:
+        return None
+    head = dotted.split(".", 1)[0]
+    for spec in specs:
+        for pattern in spec.calls:
+            if not _matches(dotted, pattern):
+                continue
+            if "." not in dotted and "." not in pattern and spec.module:
+                # a bare name (``completion``) counts only when imported from the framework
+                imp = mod.imports.get(head)
+                if imp is None or imp[0].split(".")[0] not in spec.module:
+                    continue
+            return spec
+    return None

@@ -1,0 +1,133 @@
+"""Sources: what a Python expression contributes to a prompt (static text or a dynamic value).
+
+Helpers here build :class:`~prefixlint.layout.Segment` pieces and classify calls and names with
+the catalog (``prefixlint.analysis.catalog``). The evaluator in :mod:`.evaluate` calls them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import libcst as cst
+
+from prefixlint.analysis.catalog import Catalog
+from prefixlint.layout import DynamicKind, Section, Segment, SourceLocation, Timing
+
+# Rough token estimates for dynamic values whose size the code does not show.
+KIND_TOKENS = {
+    DynamicKind.RETRIEVED_CONTEXT: 500,
+    DynamicKind.MEMORY: 200,
+    DynamicKind.TOOL_OUTPUT: 200,
+    DynamicKind.HISTORY: 1000,
+    DynamicKind.USER_INPUT: 50,
+}
+
+# Methods that keep a value's nature: ``x.strip()`` is dynamic when ``x`` is.
+PASS_THROUGH_METHODS = {
+    "strip", "lstrip", "rstrip", "lower", "upper", "title", "capitalize", "casefold", "replace",
+    "isoformat", "strftime", "date", "time", "ctime", "astimezone", "format_map", "encode", "decode",
+    "hex", "removeprefix", "removesuffix", "splitlines", "expandtabs", "center", "ljust", "rjust",
+    "zfill", "timestamp", "weekday", "isoweekday", "to_string", "model_dump_json", "json",
+}
+PASS_THROUGH_FUNCS = {"str", "textwrap.dedent", "dedent", "inspect.cleandoc", "cleandoc", "format", "f"}
+SET_TYPES = {"set", "frozenset", "Set", "FrozenSet", "typing.Set", "typing.FrozenSet", "AbstractSet",
+             "collections.abc.Set", "MutableSet"}
+
+
+def static(text: str, location: SourceLocation | None = None) -> Segment:
+    """A piece of static text."""
+    return Segment(section=Section.SYSTEM, text=text, location=location)
+
+
+def dynamic(
+    kind: DynamicKind,
+    timing: Timing,
+    label: str,
+    location: SourceLocation | None,
+    *,
+    confidence: float = 1.0,
+    chain: tuple[SourceLocation, ...] = (),
+) -> Segment:
+    """A dynamic value of ``kind`` computed at ``timing``."""
+    return Segment(
+        section=Section.SYSTEM,
+        text=label,
+        static=False,
+        kind=kind,
+        timing=timing,
+        label=label,
+        location=location,
+        chain=chain,
+        confidence=confidence,
+        tokens=KIND_TOKENS.get(kind, 0),
+    )
+
+
+def dotted_name(node: cst.BaseExpression) -> str:
+    """``a.b.c`` for a Name/Attribute chain; calls in the chain become ``x()`` -> ``x``."""
+    parts: list[str] = []
+    cur: cst.BaseExpression = node
+    while True:
+        if isinstance(cur, cst.Name):
+            parts.append(cur.value)
+            break
+        if isinstance(cur, cst.Attribute):
+            parts.append(cur.attr.value)
+            cur = cur.value
+        elif isinstance(cur, cst.Call):
+            cur = cur.func
+        elif isinstance(cur, cst.Subscript):
+            cur = cur.value
+        else:
+            break
+    return ".".join(reversed(parts))
+
+
+def call_kind(catalog: Catalog, dotted: str, aliases: dict[str, str]) -> DynamicKind | None:
+    """Kind of value a call yields, after expanding an imported alias (``from uuid import uuid4``)."""
+    if not dotted:
+        return None
+    head, _, rest = dotted.partition(".")
+    full = aliases.get(head)
+    candidates = [dotted]
+    if full:
+        candidates.insert(0, f"{full}.{rest}" if rest else full)
+    for cand in candidates:
+        kind = catalog.classify_call(cand)
+        if kind is not None:
+            return kind
+    return None
+
+
+def name_kind(catalog: Catalog, name: str) -> tuple[DynamicKind, float]:
+    """Kind of an unknown value by its name; UNKNOWN with low confidence when the name says nothing."""
+    kind, conf = catalog.classify_name(name)
+    if kind is None:
+        return DynamicKind.UNKNOWN, 0.5
+    return kind, conf
+
+
+def with_chain(segs: list[Segment], loc: SourceLocation | None) -> list[Segment]:
+    """Append ``loc`` to the chain of every dynamic piece (the value travelled through ``loc``)."""
+    if loc is None:
+        return segs
+    out = []
+    for s in segs:
+        if s.static or (s.chain and (s.chain[-1].path, s.chain[-1].line) == (loc.path, loc.line)):
+            out.append(s)
+        else:
+            out.append(replace(s, chain=(*s.chain, loc)))
+    return out
+
+
+def mark(segs: list[Segment], **fields: object) -> list[Segment]:
+    """Copies of ``segs`` with ``fields`` replaced (e.g. ``conditional=True``)."""
+    return [replace(s, **fields) for s in segs]  # type: ignore[arg-type]
+
+
+def is_static(segs: list[Segment]) -> bool:
+    return all(s.static and s.nondeterminism is None for s in segs)
+
+
+def join_text(segs: list[Segment]) -> str:
+    return "".join(s.text for s in segs)

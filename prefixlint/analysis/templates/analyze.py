@@ -1,0 +1,47 @@
+"""Lint a template file on its own: one layout, placeholders classified by name."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+from prefixlint.analysis.result import FileAnalysis
+from prefixlint.analysis.templates.files import template_style_for
+from prefixlint.analysis.templates.render import render_template
+from prefixlint.config import Settings
+from prefixlint.layout import Layout, SourceLocation, count_layout_tokens
+
+
+def analyze_template_file(path: str, text: str, settings: Settings, root: Path) -> FileAnalysis:
+    """The layout a template file renders when no Python caller is known.
+
+    Provider and model come from the settings, or from a prompty/dotprompt header. Includes are
+    looked up next to the file and from ``root``. Sample inputs in a header size the placeholders.
+    """
+    style = template_style_for(Path(path), settings) or "plain"
+    own_dir = Path(path).parent
+    result, meta = render_template(
+        text, style=style, path=path, search_paths=(own_dir,), settings=settings, root=Path(root),
+    )
+    analysis = FileAnalysis(path=path, errors=list(result.errors), dependencies=set(result.dependencies))
+    if not result.segments:
+        return analysis
+    layout = Layout(
+        segments=result.segments,
+        provider=meta.provider or settings.provider,
+        model=meta.model or settings.model,
+        sink=SourceLocation(path, 1, 0),
+        sink_name=f"template {Path(path).name}",
+    )
+    layout = count_layout_tokens(layout)
+    if meta.samples:
+        from prefixlint.tokens import tokenizer_for
+
+        tok = tokenizer_for(layout.provider, layout.model)
+        layout.segments = [
+            replace(s, tokens=max(1, tok.count(meta.samples[s.label])))
+            if not s.static and s.label in meta.samples else s
+            for s in layout.segments
+        ]
+    analysis.layouts.append(layout)
+    return analysis

@@ -1,0 +1,148 @@
+"""Model shapes (named presets or a Hugging Face ``config.json``) and engine settings."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+CL100K_VOCAB = 100277  # tiktoken cl100k_base n_vocab (ids 0..100255 plus specials up to 100276)
+CL100K_EOS = 100257  # <|endoftext|>
+
+
+class EngineConfigError(ValueError):
+    """A configuration the engine refuses to start with."""
+
+
+@dataclass(frozen=True)
+class ModelConfig:
+    """Shapes of a Llama-style decoder (RMSNorm, RoPE, GQA, SwiGLU)."""
+
+    name: str
+    vocab_size: int = CL100K_VOCAB
+    hidden_size: int = 128
+    intermediate_size: int = 256
+    num_layers: int = 2
+    num_heads: int = 4
+    num_kv_heads: int = 2
+    head_dim: int = 32
+    rope_theta: float = 10000.0
+    rope_scaling: dict | None = None
+    rms_norm_eps: float = 1e-5
+    tie_word_embeddings: bool = True
+    qkv_bias: bool = False
+    eos_token_ids: tuple[int, ...] = (CL100K_EOS,)
+
+    def num_params(self) -> int:
+        """Parameter count (embedding counted once when tied)."""
+        h, q, kv = self.hidden_size, self.num_heads * self.head_dim, self.num_kv_heads * self.head_dim
+        attn = h * q + 2 * h * kv + q * h + (q + 2 * kv if self.qkv_bias else 0)
+        layer = attn + 3 * h * self.intermediate_size + 2 * h
+        head = 0 if self.tie_word_embeddings else self.vocab_size * h
+        return self.vocab_size * h + self.num_layers * layer + h + head
+
+    def kv_bytes_per_token(self, dtype_bytes: int) -> int:
+        """Bytes of K and V for one token across all layers."""
+        return 2 * self.num_layers * self.num_kv_heads * self.head_dim * dtype_bytes
+
+
+# The vocabulary is always the full cl100k_base one, so engine token counts equal the linter's
+# and SDK's. Weights are random (seeded); prefill cost does not depend on their values.
+PRESETS: dict[str, ModelConfig] = {
+    # CPU tests: about 13M parameters, almost all of them the tied embedding.
+    "tiny": ModelConfig("tiny"),
+    # About 0.45B parameters, Qwen2.5-0.5B-like body.
+    "small": ModelConfig("small", hidden_size=896, intermediate_size=4864, num_layers=24, num_heads=14,
+                         num_kv_heads=2, head_dim=64, rope_theta=1e6, rms_norm_eps=1e-6),
+    # About 1.2B parameters, Llama-3.2-1B shapes.
+    "1b": ModelConfig("1b", hidden_size=2048, intermediate_size=8192, num_layers=16, num_heads=32,
+                      num_kv_heads=8, head_dim=64, rope_theta=500000.0),
+}
+
+
+def model_config_from_hf(model_dir: str | Path) -> ModelConfig:
+    """Read a Llama or Qwen2 ``config.json`` from a local Hugging Face directory."""
+    path = Path(model_dir) / "config.json"
+    try:
+        cfg = json.loads(path.read_text())
+    except (OSError, ValueError) as exc:
+        raise EngineConfigError(f"cannot read {path}: {exc}") from exc
+    mtype = cfg.get("model_type", "")
+    if mtype not in ("llama", "qwen2"):
+        raise EngineConfigError(f"{path}: model_type {mtype!r} is not supported (llama, qwen2)")
+    heads = cfg["num_attention_heads"]
+    eos = cfg.get("eos_token_id")
+    eos_ids = tuple(eos) if isinstance(eos, list) else ((eos,) if eos is not None else ())
+    scaling = cfg.get("rope_scaling")
+    if scaling and scaling.get("rope_type", scaling.get("type")) not in ("llama3", "default"):
+        raise EngineConfigError(f"{path}: rope_scaling {scaling!r} is not supported")
+    return ModelConfig(
+        name=Path(model_dir).name,
+        vocab_size=cfg["vocab_size"],
+        hidden_size=cfg["hidden_size"],
+        intermediate_size=cfg["intermediate_size"],
+        num_layers=cfg["num_hidden_layers"],
+        num_heads=heads,
+        num_kv_heads=cfg.get("num_key_value_heads", heads),
+        head_dim=cfg.get("head_dim") or cfg["hidden_size"] // heads,
+        rope_theta=float(cfg.get("rope_theta", 10000.0)),
+        rope_scaling=scaling if scaling and scaling.get("rope_type", scaling.get("type")) == "llama3"
+        else None,
+        rms_norm_eps=float(cfg.get("rms_norm_eps", 1e-6)),
+        tie_word_embeddings=bool(cfg.get("tie_word_embeddings", False)),
+        qkv_bias=mtype == "qwen2",
+        eos_token_ids=eos_ids,
+    )
+
+
+@dataclass
+class EngineConfig:
+    """Everything the engine needs to start.
+
+    ``num_blocks=None`` derives the pool from memory: ``gpu_memory_utilization`` of free CUDA
+    memory after the weights, or ``cpu_kv_cache_gib`` on CPU. Startup refuses a pool that holds
+    fewer tokens than ``max_model_len``; lower ``max_model_len`` explicitly to run with it.
+    """
+
+    preset: str = "tiny"
+    model_dir: str | None = None
+    device: str = "auto"
+    dtype: str = "auto"
+    block_size: int = 16
+    num_blocks: int | None = None
+    max_model_len: int = 4096
+    max_num_seqs: int = 64
+    max_num_batched_tokens: int = 2048
+    enable_prefix_caching: bool = True
+    integrity_checks: bool = True
+    scrub_on_free: bool = False
+    allow_client_salt: bool = False
+    seed: int = 0
+    gpu_memory_utilization: float = 0.8
+    cpu_kv_cache_gib: float = 0.25
+    model: ModelConfig | None = field(default=None, repr=False)  # overrides preset when given
+
+    def model_config(self) -> ModelConfig:
+        """The model shapes: explicit ``model``, else ``model_dir``'s config, else the preset."""
+        if self.model is not None:
+            return self.model
+        if self.model_dir:
+            return model_config_from_hf(self.model_dir)
+        if self.preset not in PRESETS:
+            raise EngineConfigError(f"unknown preset {self.preset!r}; choose from {sorted(PRESETS)}")
+        return PRESETS[self.preset]
+
+    def validate(self) -> None:
+        """Reject settings that can never work, before any memory is allocated."""
+        if self.block_size < 1:
+            raise EngineConfigError("block_size must be at least 1")
+        if self.max_model_len < 2:
+            raise EngineConfigError("max_model_len must be at least 2")
+        if self.max_num_seqs < 1 or self.max_num_batched_tokens < 1:
+            raise EngineConfigError("max_num_seqs and max_num_batched_tokens must be positive")
+        if self.num_blocks is not None and self.num_blocks < 1:
+            raise EngineConfigError("num_blocks must be at least 1")
+
+    def with_(self, **changes: object) -> EngineConfig:
+        """A copy with ``changes`` applied."""
+        return replace(self, **changes)  # type: ignore[arg-type]

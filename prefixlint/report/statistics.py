@@ -1,0 +1,32 @@
+"""``--statistics``: how many findings of each code, and how many are fixable."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Sequence
+
+from prefixlint.diagnostics import Finding
+from prefixlint.report import ReportContext
+
+
+def statistics_rows(findings: Sequence[Finding], ctx: ReportContext) -> list[dict[str, object]]:
+    counts = Counter(f.code for f in findings)
+    fixable = Counter(f.code for i, f in enumerate(findings) if i in ctx.fixable)
+    names = {f.code: f.rule_name for f in findings}
+    return [
+        {"code": code, "name": names.get(code, ""), "count": n, "fixable": fixable.get(code, 0)}
+        for code, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+    ]
+
+
+def render_statistics(findings: Sequence[Finding], ctx: ReportContext, fmt: str = "text") -> str:
+    rows = statistics_rows(findings, ctx)
+    if fmt in ("json", "json-lines", "sarif", "github"):
+        return json.dumps(rows, indent=2) + "\n"
+    width = max((len(str(r["count"])) for r in rows), default=1)
+    lines = []
+    for r in rows:
+        mark = "[*]" if r["fixable"] else "   "
+        lines.append(f"{r['count']!s:>{width}}\t{r['code']}\t{mark} {r['name']}")
+    return "\n".join(lines) + ("\n" if lines else "")

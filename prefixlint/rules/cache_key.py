@@ -1,0 +1,49 @@
+"""PFX504: an OpenAI ``prompt_cache_key`` built from a per-request value."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import replace
+
+from prefixlint.diagnostics import Finding, Severity
+from prefixlint.layout import DynamicKind, Layout
+from prefixlint.rules._examples import HEADER
+from prefixlint.rules.base import Example, Rule, RuleContext
+
+_CODE = (
+    "import uuid\n" + HEADER + "\n\n"
+    "def ask(q, user_id):\n"
+    '    return client.chat.completions.create(model="gpt-4.1", messages=[{{"role": "user", "content": q}}], '
+    "prompt_cache_key={key})\n"
+)
+
+
+class PerRequestCacheKey(Rule):
+    """``prompt_cache_key`` is built from a per-request value (uuid, timestamp, random).
+
+    OpenAI routes requests with the same ``prompt_cache_key`` to the same cache. A key that is new
+    on every request routes each request somewhere else, so it can never hit.
+
+    Fix: use a stable key: the prompt version, the tenant, or the user id.
+    """
+
+    code = "PFX504"
+    name = "per-request-cache-key"
+    message = "prompt_cache_key built from a per-request value"
+    default_severity = Severity.HIGH
+    INVALID = [Example(_CODE.format(key="str(uuid.uuid4())"), line=8)]
+    VALID = [Example(_CODE.format(key="user_id")), Example(_CODE.format(key='"harbor-v2"'))]
+
+    def check(self, layout: Layout, ctx: RuleContext) -> Iterable[Finding]:
+        key = layout.cache_key
+        if key is None or key.static or not key.per_request:
+            return
+        if key.kind not in (DynamicKind.IDENTIFIER, DynamicKind.TIMESTAMP, DynamicKind.RANDOM):
+            return
+        loc = key.location or layout.sink
+        if loc is None:
+            return
+        finding = self.finding(loc, None, ctx, message=(
+            f"prompt_cache_key is built from `{(key.label or key.text)[:50]}`, a {key.kind.value} that changes per "
+            "request, so requests never share a cache entry. Use a stable key (prompt version, tenant or user)."))
+        yield replace(finding, chain=(layout.sink,) if layout.sink else ())

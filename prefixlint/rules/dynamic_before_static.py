@@ -1,0 +1,196 @@
+"""PFX101-PFX109: a per-request dynamic value ahead of static text, one rule per kind of value."""
+
+from __future__ import annotations
+
+from prefixlint.layout import DynamicKind
+from prefixlint.rules._dynamic import DynamicBeforeStatic
+from prefixlint.rules._examples import bad, chat
+from prefixlint.rules.base import Example
+
+
+class TimestampBeforeStatic(DynamicBeforeStatic):
+    """A timestamp or date computed per request sits ahead of static prompt text.
+
+    Providers cache only an exact prefix from the first token. A value that changes on every
+    request (``datetime.now()``, ``date.today()``, ``time.time()``...) makes every token after it a
+    cache miss, so the static instructions behind it are prefilled again on each call.
+
+    Fix: put the static text first and the timestamp at the end of the prompt, or better in the
+    last user message. The unsafe fix moves the line that holds the value to the end.
+    """
+
+    code = "PFX101"
+    name = "timestamp-before-static"
+    message = "Timestamp computed per request ahead of static text"
+    kind = DynamicKind.TIMESTAMP
+    INVALID = [
+        bad(
+            chat('f"Today is {datetime.now():%Y-%m-%d}.\\nYou are a support agent. Answer briefly and cite docs."',
+                 imports="from datetime import datetime\n"),
+            fixed=chat('f"You are a support agent. Answer briefly and cite docs.\\nToday is {datetime.now():%Y-%m-%d}."',
+                       imports="from datetime import datetime\n"),
+            unsafe=True,
+        ),
+        bad(chat('f"Date: {date.today().isoformat()}\\n" + RULES', imports="from datetime import date\n"),
+                fixed=chat('RULES + f"Date: {date.today().isoformat()}\\n"', imports="from datetime import date\n"),
+                unsafe=True),
+    ]
+    VALID = [
+        Example(chat('RULES + f"\\nCurrent time: {datetime.now().isoformat()}"',
+                     imports="from datetime import datetime\n"), note="end of system prompt, single turn"),
+        Example(chat("RULES", user='f"(today: {date.today()}) {q}"', imports="from datetime import date\n"),
+                note="the date is in the last user message"),
+        Example(chat('"Log lines use the format {datetime.now()} - message.\\n" + RULES'),
+                note="a plain string that only contains the text of a call"),
+    ]
+
+
+class IdentifierBeforeStatic(DynamicBeforeStatic):
+    """A per-request identifier (uuid, token, request/session/trace id) sits ahead of static text.
+
+    An id differs on every request by design, so nothing after it can be served from the cache.
+
+    Fix: send ids as headers or metadata, not in the prompt; if the model needs one, put it in the
+    last user message.
+    """
+
+    code = "PFX102"
+    name = "identifier-before-static"
+    message = "Identifier computed per request ahead of static text"
+    kind = DynamicKind.IDENTIFIER
+    INVALID = [
+        bad(chat('f"Request {uuid.uuid4()}.\\n" + RULES', imports="import uuid\n")),
+        bad(chat('f"Session {session_id}.\\n" + RULES', params="q, session_id")),
+    ]
+    VALID = [
+        Example(chat("RULES", before="    rid = uuid.uuid4().hex\n", imports="import uuid\n"),
+                note="id computed but never reaches the prompt"),
+    ]
+
+
+class RandomBeforeStatic(DynamicBeforeStatic):
+    """A random value (``random.*``, ``secrets.choice``, numpy random) sits ahead of static text.
+
+    Random greetings, shuffled examples or sampled personas change the bytes of the prefix on every
+    request, so the static text after them is never cached.
+
+    Fix: pick deterministically (e.g. by a hash of a stable key), or move the value to the end.
+    """
+
+    code = "PFX103"
+    name = "random-before-static"
+    message = "Random value ahead of static text"
+    kind = DynamicKind.RANDOM
+    INVALID = [
+        bad(chat('random.choice(["Hi!", "Hello!"]) + "\\n" + RULES', imports="import random\n")),
+    ]
+    VALID = [Example(chat('RULES + "\\n" + random.choice(["Hi!", "Hello!"])', imports="import random\n"))]
+
+
+class UserIdentityBeforeStatic(DynamicBeforeStatic):
+    """The user's or tenant's identity (name, id, email, company, locale) sits ahead of static text.
+
+    Personalising the top of the system prompt splits the cache per user: each user pays the full
+    prefill of the shared instructions that follow.
+
+    Fix: keep the shared instructions first and add the user's details after them, or in the last
+    user message.
+    """
+
+    code = "PFX104"
+    name = "user-identity-before-static"
+    message = "User identity ahead of static text"
+    kind = DynamicKind.USER_IDENTITY
+    INVALID = [
+        bad(chat('f"You are helping {user.name}.\\n" + RULES', params="q, user")),
+    ]
+    VALID = [Example(chat('RULES + f"\\nYou are helping {user.name}."', params="q, user"))]
+
+
+class RetrievedContextBeforeStatic(DynamicBeforeStatic):
+    """Retrieved context (RAG chunks, search results, documents) sits ahead of static text.
+
+    Retrieval results differ per query. Static guidelines placed after them are re-prefilled on
+    every request; chunks are large, so this is often the most expensive layout mistake.
+
+    Fix: put the static guidelines first and the retrieved context after them (or in the user turn).
+    """
+
+    code = "PFX105"
+    name = "retrieved-context-before-static"
+    message = "Retrieved context ahead of static text"
+    kind = DynamicKind.RETRIEVED_CONTEXT
+    INVALID = [
+        bad(chat('"Context:\\n" + "\\n".join(d.page_content for d in docs) + "\\n" + RULES',
+                     before="    docs = store.similarity_search(q, k=4)\n", params="q, store")),
+    ]
+    VALID = [Example(chat('RULES + "\\nContext:\\n" + "\\n".join(docs)',
+                          before="    docs = store.similarity_search(q, k=4)\n", params="q, store"))]
+
+
+class ToolOutputBeforeStatic(DynamicBeforeStatic):
+    """Tool or function output sits ahead of static text.
+
+    Tool results change per call; instructions placed after them lose the cache.
+
+    Fix: send tool results as tool messages after the conversation, and keep instructions first.
+    """
+
+    code = "PFX106"
+    name = "tool-output-before-static"
+    message = "Tool output ahead of static text"
+    kind = DynamicKind.TOOL_OUTPUT
+    INVALID = [bad(chat('f"Observation: {observation}\\n" + RULES', params="q, observation"))]
+    VALID = [Example(chat('RULES + f"\\nObservation: {observation}"', params="q, observation"))]
+
+
+class MemoryBeforeStatic(DynamicBeforeStatic):
+    """Memory (summaries, long-term facts, agent state) sits ahead of static text.
+
+    Memory grows or changes between turns; anything static after it is re-prefilled.
+
+    Fix: keep the static instructions first and append memory after them.
+    """
+
+    code = "PFX107"
+    name = "memory-before-static"
+    message = "Memory ahead of static text"
+    kind = DynamicKind.MEMORY
+    INVALID = [bad(chat('f"Known facts: {memory}\\n" + RULES', params="q, memory"))]
+    VALID = [Example(chat('RULES + f"\\nKnown facts: {memory}"', params="q, memory"))]
+
+
+class EnvironmentBeforeStatic(DynamicBeforeStatic):
+    """An environment value (hostname, pid, cwd, environment variable) sits ahead of static text.
+
+    These differ between replicas and runs, so a shared cache is split per host or process.
+
+    Fix: leave them out of the prompt, or place them after the static text.
+    """
+
+    code = "PFX108"
+    name = "environment-before-static"
+    message = "Environment value ahead of static text"
+    kind = DynamicKind.ENVIRONMENT
+    INVALID = [bad(chat('f"Host: {socket.gethostname()}\\n" + RULES', imports="import socket\n"))]
+    VALID = [Example(chat('RULES + f"\\nHost: {socket.gethostname()}"', imports="import socket\n"))]
+
+
+class UnknownBeforeStatic(DynamicBeforeStatic):
+    """A parameter of unknown nature is interpolated ahead of static text.
+
+    prefixlint cannot tell what the value is, but it comes from the caller and may change per
+    request. If it does, the static text after it is never cached.
+
+    Fix: if the value is constant, make it a module constant; otherwise move it after the static text.
+    """
+
+    code = "PFX109"
+    name = "unknown-before-static"
+    message = "Interpolated parameter ahead of static text"
+    kind = DynamicKind.UNKNOWN
+    INVALID = [bad(chat('f"Mode: {extra}\\n" + RULES', params="q, extra"))]
+    VALID = [
+        Example(chat('f"{PREAMBLE}\\n{RULES}"', before="", imports='PREAMBLE = "Harbor v2."\n'),
+                note="an f-string over module constants"),
+    ]

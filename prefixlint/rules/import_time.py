@@ -1,0 +1,58 @@
+"""PFX201: a value computed once per process (import time, default argument) ahead of static text."""
+
+from __future__ import annotations
+
+from prefixlint.diagnostics import Severity
+from prefixlint.layout import Segment, Timing
+from prefixlint.rules._dynamic import DynamicBeforeStatic
+from prefixlint.rules._examples import HEADER, RULES, bad
+from prefixlint.rules.base import Example
+
+_BOT = (
+    "from datetime import datetime\n" + HEADER + f"RULES = {RULES!r}\n"
+    'SYSTEM = f"Service started {datetime.now():%Y-%m-%d %H:%M}.\\n" + RULES\n\n\n'
+    "def ask(q):\n"
+    '    return client.chat.completions.create(model="gpt-4.1", messages=[{"role": "system", '
+    '"content": SYSTEM}, {"role": "user", "content": q}])\n'
+)
+_DEFAULT_ARG = (
+    "import os\n" + HEADER + f"RULES = {RULES!r}\n\n\n"
+    "def ask(q, pid=os.getpid()):\n"
+    '    system = f"Worker {pid}.\\n" + RULES\n'
+    '    return client.chat.completions.create(model="gpt-4.1", messages=[{"role": "system", '
+    '"content": system}, {"role": "user", "content": q}])\n'
+)
+_CONSTANT = (
+    HEADER + f"RULES = {RULES!r}\n"
+    'VERSION = "2.1"\n'
+    'SYSTEM = f"Harbor {VERSION}.\\n" + RULES\n\n\n'
+    "def ask(q):\n"
+    '    return client.chat.completions.create(model="gpt-4.1", messages=[{"role": "system", '
+    '"content": SYSTEM}, {"role": "user", "content": q}])\n'
+)
+
+
+class ImportTimeBeforeStatic(DynamicBeforeStatic):
+    """A value computed once per process sits ahead of static prompt text.
+
+    A module-level f-string with ``datetime.now()``, or a default argument such as
+    ``def build(now=datetime.now())``, is evaluated once at import. It is constant within a
+    process, so one replica caches fine, but the bytes differ between replicas and after every
+    restart or deploy. A cache shared across replicas (OpenAI's is per organisation) is split,
+    and each deploy starts cold. Lower severity than a per-request value.
+
+    Fix: drop the value, make it a real constant (a version string), or move it after the static
+    text.
+    """
+
+    code = "PFX201"
+    name = "process-value-before-static"
+    message = "Value computed once per process ahead of static text"
+    default_severity = Severity.LOW
+    timing = Timing.PROCESS
+
+    def matches(self, seg: Segment) -> bool:
+        return seg.timing is Timing.PROCESS
+
+    INVALID = [bad(_BOT, marker="SYSTEM = f"), bad(_DEFAULT_ARG, marker="def ask")]
+    VALID = [Example(_CONSTANT, note="an f-string over module constants is static")]

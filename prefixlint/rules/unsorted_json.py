@@ -1,0 +1,47 @@
+"""PFX401: ``json.dumps`` without ``sort_keys`` feeding a prompt, tools or a schema."""
+
+from __future__ import annotations
+
+from prefixlint.edits import Applicability
+from prefixlint.layout import Nondeterminism
+from prefixlint.rules._examples import HEADER, bad
+from prefixlint.rules._nondeterminism import NondeterministicSerialization
+from prefixlint.rules.base import Example
+
+_TEMPLATE = (
+    "import json\n" + HEADER + "\n\n"
+    "def ask(q, profile: dict):\n"
+    '    system = "Customer profile:\\n" + json.dumps(profile{extra}) + "\\nAnswer questions about the account. "'
+    ' "Never reveal internal notes. Keep answers short and precise."\n'
+    '    return client.chat.completions.create(model="gpt-4.1", messages=[{{"role": "system", '
+    '"content": system}}, {{"role": "user", "content": q}}])\n'
+)
+
+
+class UnsortedJson(NondeterministicSerialization):
+    """``json.dumps`` without ``sort_keys=True`` feeds the prompt, the tools or a schema.
+
+    Dicts that round-trip through a store, a cache or another process may come back with their
+    keys in another order. The serialized bytes then differ for the same logical request, and the
+    cache misses from that point on.
+
+    Fix (safe): add ``sort_keys=True``.
+    """
+
+    code = "PFX401"
+    name = "unsorted-json"
+    message = "json.dumps without sort_keys feeds the prompt"
+    fix_applicability = Applicability.SAFE
+    what = Nondeterminism.UNSORTED_JSON
+    fix_purpose = "sort-keys"
+    detail = "`json.dumps` without `sort_keys=True` serializes data whose key order may change"
+    INVALID = [
+        bad(_TEMPLATE.format(extra=""), fixed=_TEMPLATE.format(extra=", sort_keys=True")),
+        bad(_TEMPLATE.format(extra=", indent=2"),
+                fixed=_TEMPLATE.format(extra=", indent=2, sort_keys=True")),
+    ]
+    VALID = [
+        Example(_TEMPLATE.format(extra=", sort_keys=True")),
+        Example(_TEMPLATE.replace("json.dumps(profile{extra})", 'json.dumps({{"plan": "pro"}})').format(),
+                note="a literal dict has a fixed key order"),
+    ]

@@ -1,0 +1,457 @@
+"""Lint many files: discovery, settings per file, a cheap pre-filter, the cache, parallel workers.
+
+After every file is checked, suppressions are applied across files (a cross-module finding is
+silenced in the file it is reported in), unused suppressions become ``PFX900`` findings, and
+``--changed-since`` keeps only findings on changed lines.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterable, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from prefixlint.cache import LintCache
+from prefixlint.checker import FileResult, check_source, dedupe, file_kind, read_source
+from prefixlint.config import ConfigError, Settings, config_file_in, load_settings_cached, load_settings_file
+from prefixlint.diagnostics import Finding
+from prefixlint.suppressions import (
+    UNUSED_CODE,
+    FileSuppressions,
+    apply_suppressions,
+    parse_suppressions,
+    unused_findings,
+)
+
+DEFAULT_EXCLUDE = (
+    ".bzr", ".direnv", ".eggs", ".git", ".hg", ".mypy_cache", ".nox", ".pants.d", ".pytest_cache",
+    ".ruff_cache", ".prefixlint_cache", ".svn", ".tox", ".venv", "venv", "__pypackages__", "__pycache__",
+    "_build", "buck-out", "build", "dist", "node_modules", "site-packages", "*.egg-info",
+)
+
+# Words without which a Python file cannot build or send a prompt (checked on raw bytes, any case).
+PREFILTER_WORDS = (
+    rb"openai", rb"anthropic", rb"litellm", rb"langchain", rb"llama_index", rb"pydantic_ai", rb"messages",
+    rb"prompt", rb"instructions", rb"cache_control", rb"completion", rb"template", rb"""["']system["']""",
+    rb"system\s*=", rb"""["']role["']""", rb"chat",
+)
+
+
+class UsageError(Exception):
+    """A bad path or option: reported on stderr with exit code 2."""
+
+
+# --- settings -----------------------------------------------------------------------------------
+
+
+def apply_overrides(settings: Settings, overrides: dict[str, Any]) -> Settings:
+    """Settings with command-line overrides: ``extend_select`` and ``ignore`` add, the rest replaces."""
+    if not overrides:
+        return settings
+    update: dict[str, Any] = {}
+    for key, value in overrides.items():
+        if value is None:
+            continue
+        if key in ("extend_select", "ignore", "extend_exclude"):
+            update[key] = [*getattr(settings, key), *value]
+        else:
+            update[key] = value
+    merged = settings.model_copy(update=update)
+    # Validate the merged values (e.g. an unknown provider given on the command line).
+    try:
+        validated = Settings.model_validate(merged.model_dump(by_alias=False))
+    except Exception as exc:  # pydantic ValidationError
+        raise ConfigError("command line", str(exc).splitlines()[-1] if str(exc) else "invalid option") from exc
+    validated.root = settings.root
+    return validated
+
+
+class SettingsResolver:
+    """Settings for any path: ``--config`` when given, else the nearest config file, plus overrides."""
+
+    def __init__(self, config_file: Path | None = None, overrides: dict[str, Any] | None = None) -> None:
+        self.config_file = config_file
+        self.overrides = overrides or {}
+        self._by_dir: dict[Path, Settings] = {}
+        self._fixed: Settings | None = None
+        if config_file is not None:
+            if not config_file.is_file():
+                raise ConfigError(config_file, "config file not found")
+            self._fixed = apply_overrides(load_settings_file(config_file), self.overrides)
+
+    def for_path(self, path: Path) -> Settings:
+        if self._fixed is not None:
+            return self._fixed
+        directory = path if path.is_dir() else path.parent
+        return self._for_dir(directory.resolve())
+
+    def _for_dir(self, directory: Path) -> Settings:
+        hit = self._by_dir.get(directory)
+        if hit is not None:
+            return hit
+        found = config_file_in(directory)
+        if found is not None:
+            settings = apply_overrides(load_settings_cached(found), self.overrides)
+        elif directory.parent == directory:
+            settings = Settings()
+            settings.root = str(Path.cwd().resolve())
+            settings = apply_overrides(settings, self.overrides)
+        else:
+            settings = self._for_dir(directory.parent)
+        self._by_dir[directory] = settings
+        return settings
+
+
+# --- discovery ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Target:
+    """A file to lint, with its settings and kind (``python`` or a template style)."""
+
+    path: str
+    kind: str
+    settings: Settings
+
+
+class _Ignore:
+    """Exclude globs of one settings root plus ``.gitignore`` files met while walking."""
+
+    def __init__(self) -> None:
+        import pathspec
+
+        self._pathspec = pathspec
+        self._excludes: dict[str, Any] = {}
+        self._gitignores: dict[Path, Any] = {}
+
+    def exclude_spec(self, settings: Settings) -> Any:
+        key = settings.root or ""
+        if key not in self._excludes:
+            lines = [*DEFAULT_EXCLUDE, *settings.exclude, *settings.extend_exclude]
+            self._excludes[key] = self._pathspec.GitIgnoreSpec.from_lines(lines)
+        return self._excludes[key]
+
+    def excluded(self, path: Path, settings: Settings, is_dir: bool) -> bool:
+        spec = self.exclude_spec(settings)
+        root = Path(settings.root) if settings.root else None
+        rel = _rel(path, root)
+        suffix = "/" if is_dir else ""
+        if rel is not None and spec.match_file(rel + suffix):
+            return True
+        return bool(spec.match_file(path.name + suffix))
+
+    def gitignored(self, path: Path, is_dir: bool) -> bool:
+        suffix = "/" if is_dir else ""
+        for parent in path.parents:
+            spec = self._gitignore(parent)
+            if spec is not None:
+                rel = path.relative_to(parent).as_posix() + suffix
+                if spec.match_file(rel):
+                    return True
+            if (parent / ".git").exists():
+                break
+        return False
+
+    def _gitignore(self, directory: Path) -> Any:
+        if directory not in self._gitignores:
+            spec = None
+            try:
+                lines = (directory / ".gitignore").read_text("utf-8", errors="replace").splitlines()
+                spec = self._pathspec.GitIgnoreSpec.from_lines(lines)
+            except OSError:
+                pass
+            self._gitignores[directory] = spec
+        return self._gitignores[directory]
+
+
+def _rel(path: Path, root: Path | None) -> str | None:
+    if root is None:
+        return None
+    try:
+        return path.relative_to(root).as_posix()
+    except ValueError:
+        return None
+
+
+def discover(paths: Sequence[Path], resolver: SettingsResolver, force_exclude: bool = False) -> list[Target]:
+    """Files to lint under ``paths``: Python files and templates, minus excludes and ``.gitignore``.
+
+    A file named explicitly is linted even when excluded, unless ``force_exclude`` (pre-commit passes
+    every staged file). Explicit files of a kind prefixlint does not lint are skipped silently.
+    """
+    ignore = _Ignore()
+    out: list[Target] = []
+    seen: set[str] = set()
+
+    def add(path: Path, settings: Settings) -> None:
+        key = str(path)
+        if key in seen:
+            return
+        kind = file_kind(key, settings)
+        if kind is None:
+            return
+        seen.add(key)
+        out.append(Target(key, kind, settings))
+
+    for given in paths:
+        path = Path(os.path.abspath(given))
+        if not path.exists() and not path.is_symlink():
+            raise UsageError(f"{given}: No such file or directory")
+        settings = resolver.for_path(path)
+        if path.is_file() or not path.is_dir():
+            if force_exclude and (
+                ignore.excluded(path, settings, False)
+                or (settings.respect_gitignore and ignore.gitignored(path, False))
+            ):
+                continue
+            add(path, settings)
+            continue
+        for dirpath, dirnames, filenames in os.walk(path):
+            here = Path(dirpath)
+            dir_settings = resolver.for_path(here)
+            keep = []
+            for d in sorted(dirnames):
+                child = here / d
+                if ignore.excluded(child, resolver.for_path(child) if _has_config(child) else dir_settings, True):
+                    continue
+                if dir_settings.respect_gitignore and ignore.gitignored(child, True):
+                    continue
+                keep.append(d)
+            dirnames[:] = keep
+            for name in sorted(filenames):
+                child = here / name
+                if file_kind(str(child), dir_settings) is None:
+                    continue
+                if ignore.excluded(child, dir_settings, False):
+                    continue
+                if dir_settings.respect_gitignore and ignore.gitignored(child, False):
+                    continue
+                add(child, dir_settings)
+    return out
+
+
+def _has_config(directory: Path) -> bool:
+    return any((directory / n).is_file() for n in ("pyproject.toml", "prefixlint.toml", ".prefixlint.toml"))
+
+
+# --- pre-filter ---------------------------------------------------------------------------------
+
+_PREFILTERS: dict[str, re.Pattern[bytes]] = {}
+
+
+def prefilter_regex(settings: Settings) -> re.Pattern[bytes]:
+    """A bytes regex that every Python file able to build a prompt matches."""
+    key = settings.fingerprint()
+    if key not in _PREFILTERS:
+        words = list(PREFILTER_WORDS)
+        for sink in settings.sinks:
+            last = sink.call.rsplit(".", 1)[-1].strip("*")
+            if last:
+                words.append(re.escape(last.encode()))
+        _PREFILTERS[key] = re.compile(b"|".join(words), re.IGNORECASE)
+    return _PREFILTERS[key]
+
+
+def may_build_prompts(data: bytes, settings: Settings) -> bool:
+    """Cheap test on raw bytes: False means the file cannot build or send a prompt."""
+    return prefilter_regex(settings).search(data) is not None
+
+
+# --- checking -----------------------------------------------------------------------------------
+
+
+def check_target(target: Target, prefilter: bool = True) -> FileResult:
+    """Check one target; a Python file that fails the pre-filter is skipped without parsing."""
+    if target.kind == "python":
+        try:
+            with open(target.path, "rb") as fh:
+                data = fh.read()
+        except OSError:
+            return check_source(target.path, None, target.settings, target.kind)
+        from prefixlint.checker import decode_source
+
+        text, err = decode_source(target.path, data)
+        if err is not None:
+            return check_source(target.path, None, target.settings, target.kind)
+        if prefilter and not may_build_prompts(data, target.settings) and b"prefixlint:" not in data:
+            return FileResult(path=target.path, skipped=True)
+        return check_source(target.path, text, target.settings, target.kind)
+    return check_source(target.path, None, target.settings, target.kind)
+
+
+def _check_chunk(chunk: list[Target], prefilter: bool) -> list[FileResult]:
+    return [check_target(t, prefilter) for t in chunk]
+
+
+@dataclass
+class RunOptions:
+    """How to run: workers, cache, pre-filter."""
+
+    jobs: int | None = None
+    use_cache: bool = True
+    cache_dir: Path | None = None
+    prefilter: bool = True
+
+
+@dataclass
+class RunStats:
+    files: int = 0
+    cached: int = 0
+    analysed: int = 0
+    skipped: int = 0
+
+
+@dataclass
+class RunResult:
+    """Findings after suppression, plus what the run did."""
+
+    findings: list[Finding]
+    results: dict[str, FileResult]
+    targets: list[Target]
+    stats: RunStats = field(default_factory=RunStats)
+    suppressed: int = 0
+    internal_errors: list[tuple[str, str]] = field(default_factory=list)
+    tables: dict[str, FileSuppressions] = field(default_factory=dict)
+
+
+def _cache_dir_for(settings: Settings, options: RunOptions) -> Path:
+    if options.cache_dir is not None:
+        return options.cache_dir
+    env = os.environ.get("PREFIXLINT_CACHE_DIR")
+    if env:
+        return Path(env)
+    base = Path(settings.cache_dir)
+    return base if base.is_absolute() else Path(settings.root or ".") / base
+
+
+def check_targets(targets: Sequence[Target], options: RunOptions) -> dict[str, FileResult]:
+    """Results for every target: from the cache when unchanged, else checked (in parallel)."""
+    results: dict[str, FileResult] = {}
+    caches: dict[tuple[str, str], LintCache] = {}
+    todo: list[Target] = []
+    for t in targets:
+        if options.use_cache:
+            key = (str(_cache_dir_for(t.settings, options)), t.settings.fingerprint())
+            cache = caches.get(key)
+            if cache is None:
+                cache = caches[key] = LintCache.open(Path(key[0]), key[1])
+            hit = cache.get(t.path)
+            if hit is not None:
+                results[t.path] = FileResult.from_dict(t.path, hit)
+                results[t.path].cached = True
+                continue
+        todo.append(t)
+    for res in _run_parallel(todo, options):
+        results[res.path] = res
+    if options.use_cache:
+        by_path = {t.path: t for t in todo}
+        for res in (results[t.path] for t in todo):
+            if res.internal_error:
+                continue
+            t = by_path[res.path]
+            key = (str(_cache_dir_for(t.settings, options)), t.settings.fingerprint())
+            caches[key].put(res.path, res.to_dict(), res.dependencies)
+        for cache in caches.values():
+            cache.save()
+    return results
+
+
+def _run_parallel(todo: list[Target], options: RunOptions) -> list[FileResult]:
+    jobs = options.jobs or os.cpu_count() or 1
+    if jobs <= 1 or len(todo) < 2 * jobs:
+        return _check_chunk(todo, options.prefilter)
+    size = max(1, min(64, len(todo) // (jobs * 4)))
+    chunks = [todo[i : i + size] for i in range(0, len(todo), size)]
+    out: list[FileResult] = []
+    with ProcessPoolExecutor(max_workers=jobs) as pool:
+        for part in pool.map(_check_chunk, chunks, [options.prefilter] * len(chunks)):
+            out.extend(part)
+    return out
+
+
+def finalize(
+    targets: Sequence[Target],
+    results: dict[str, FileResult],
+    changed_lines: dict[str, set[int]] | None = None,
+    texts: dict[str, str] | None = None,
+) -> RunResult:
+    """Apply suppressions across files, add unused-suppression findings, filter by changed lines.
+
+    ``texts`` gives the source of files that are not on disk (standard input).
+    """
+    from prefixlint.rules.base import all_rules, iter_selected
+
+    run = RunResult(findings=[], results=results, targets=list(targets))
+    raw: list[Finding] = []
+    tables: dict[str, FileSuppressions] = {}
+    for t in targets:
+        res = results.get(t.path)
+        if res is None:
+            continue
+        run.stats.files += 1
+        run.stats.skipped += int(res.skipped)
+        run.stats.cached += int(res.cached)
+        run.stats.analysed += int(not res.cached and not res.skipped)
+        if res.internal_error:
+            run.internal_errors.append((t.path, res.internal_error))
+        if res.suppressions is not None:
+            tables[t.path] = res.suppressions
+        raw.extend(res.findings)
+    raw = dedupe(raw)
+    for f in raw:
+        p = f.location.path
+        if p not in tables:
+            tables[p] = _suppressions_from_disk(p, targets)
+    applied = apply_suppressions(raw, tables)
+    findings = applied.kept
+    run.suppressed = len(applied.suppressed)
+    known = [r.code for r in all_rules()]
+    for t in targets:
+        table = tables.get(t.path)
+        if table is None or not table.directives:
+            continue
+        from prefixlint.checker import path_ignores
+
+        enabled = [r.code for r in iter_selected(t.settings, path_ignores(t.path, t.settings))]
+        if UNUSED_CODE not in enabled:
+            continue
+        text = texts[t.path] if texts and t.path in texts else read_source(t.path)[0]
+        findings.extend(unused_findings(table, applied.used, enabled, known, text))
+    if changed_lines is not None:
+        findings = [f for f in findings if _on_changed_line(f, changed_lines)]
+    run.findings = sorted(findings, key=Finding.sort_key)
+    run.tables = tables
+    return run
+
+
+def _on_changed_line(f: Finding, changed: dict[str, set[int]]) -> bool:
+    lines = changed.get(os.path.realpath(f.location.path))
+    if lines is None:
+        return False
+    end = f.location.end_line or f.location.line
+    return any(line in lines for line in range(f.location.line, end + 1))
+
+
+def _suppressions_from_disk(path: str, targets: Iterable[Target]) -> FileSuppressions:
+    text, err = read_source(path)
+    if text is None:
+        return FileSuppressions(path=path)
+    style = "python" if path.endswith((".py", ".pyi")) else "template"
+    return parse_suppressions(path, text, style)
+
+
+def lint_paths(
+    paths: Sequence[Path],
+    resolver: SettingsResolver,
+    options: RunOptions,
+    changed_lines: dict[str, set[int]] | None = None,
+    force_exclude: bool = False,
+) -> RunResult:
+    """Discover, check and finalize: the whole ``prefixlint check`` minus reporting and fixing."""
+    targets = discover(paths, resolver, force_exclude=force_exclude)
+    results = check_targets(targets, options)
+    return finalize(targets, results, changed_lines)

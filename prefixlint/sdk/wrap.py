@@ -1,0 +1,467 @@
+"""``wrap(client) -> client``: patch one openai/anthropic client instance, LangSmith-style.
+
+The same object comes back, so static types and every method the wrapper does not know keep
+working. Only instance attributes are set (``client.chat.completions.create = ...``); ``unwrap``
+deletes them again. ``with_raw_response`` / ``with_streaming_response`` helpers are rebuilt from the
+patched methods, so raw calls go through the wrapper too.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import inspect
+import logging
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from prefixlint.analysis.payloads.pieces import SKETCH_BLOCK, Piece, PieceCache, pieces_from_request
+from prefixlint.cachemodel import Prediction
+from prefixlint.layout import Section
+from prefixlint.providers import ModelCacheRules, ProviderSpec, get_provider
+from prefixlint.sdk import breakpoints as bp
+from prefixlint.sdk import otel
+from prefixlint.sdk.canonical import canonicalize
+from prefixlint.sdk.options import RequestInfo, SdkOptions, decode_secret, options_from
+from prefixlint.sdk.report import CacheReport, Divergence, judge
+from prefixlint.sdk.stats import Stats, StatsSnapshot
+from prefixlint.sdk.streams import StreamObserver, observe_any, observe_manager
+from prefixlint.sdk.tenancy import (
+    TenantRequiredError,
+    derive_cache_salt,
+    derive_prompt_cache_key,
+    resolve_tenant,
+    tenant_hash,
+)
+from prefixlint.sdk.tracker import Domain, PrefixTracker
+from prefixlint.sdk.usage import normalize_usage
+from prefixlint.sdk.volatile import move_volatile
+from prefixlint.tokens import tokenizer_for
+
+log = logging.getLogger("prefixlint.sdk")
+C = TypeVar("C")
+
+_STATE_ATTR = "_prefixlint_state"
+_TRANSPORT = ("extra_headers", "extra_query", "extra_body", "timeout")
+_CALL_KW = ("prefixlint_tenant", "prefixlint_volatile", "prefixlint_template", "prefixlint_conversation")
+_RAW_HEADER = "X-Stainless-Raw-Response"
+_HELPERS = ("with_raw_response", "with_streaming_response")
+# (resource path, method, api)
+_OPENAI_TARGETS = (("chat.completions", "create", "chat"), ("responses", "create", "responses"))
+_ANTHROPIC_TARGETS = (("messages", "create", "messages"), ("messages", "stream", "messages.stream"))
+_SKIP_DIRS: tuple[str, ...] = ()
+
+
+def _skip_dirs() -> tuple[str, ...]:
+    global _SKIP_DIRS
+    if not _SKIP_DIRS:
+        dirs = [__file__.rsplit("/", 1)[0]]
+        for mod in ("openai", "anthropic"):
+            m = sys.modules.get(mod)
+            if m is not None and getattr(m, "__file__", None):
+                dirs.append(m.__file__.rsplit("/", 1)[0])  # type: ignore[union-attr]
+        _SKIP_DIRS = tuple(dirs)
+    return _SKIP_DIRS
+
+
+def _call_site() -> str:
+    f = sys._getframe(2)
+    skip = _skip_dirs()
+    for _ in range(12):
+        if f is None:
+            break
+        if not f.f_code.co_filename.startswith(skip) and "functools" not in f.f_code.co_filename:
+            return f"{f.f_code.co_filename}:{f.f_lineno}"
+        f = f.f_back
+    return "unknown"
+
+
+def _omitted(v: Any) -> bool:
+    return type(v).__name__ in ("NotGiven", "Omit")
+
+
+@dataclass
+class _Call:
+    api: str
+    provider: str
+    model: str | None
+    rules: ModelCacheRules
+    pieces: list[Piece]
+    domain: Domain
+    prediction: Prediction
+    drift: Divergence | None
+    tenant_hash: str | None
+    template: str
+    prefix_hash: str
+    key: str | None
+    salted: bool
+    breakpoints: int
+    changes: tuple[str, ...]
+    dry_run: bool
+    stream: bool
+    route_rpm: int
+    ttl: float | None
+    tokens_exact: bool
+    overhead_ms: float
+    helper: bool = False
+
+
+class _State:
+    """Per-client state: options, patches, caches, tracker and stats."""
+
+    def __init__(self, opts: SdkOptions, provider: str, org: str) -> None:
+        self.opts = opts
+        self.provider = provider
+        self.spec: ProviderSpec = get_provider(provider)
+        self.org = org
+        self.secret = decode_secret(opts.salt_secret) if opts.salt_secret else None
+        self.tracker = PrefixTracker(self.spec)
+        self.stats = Stats(opts.hit_rate_threshold, opts.hit_rate_window, opts.on_low_hit_rate)
+        self.patches: list[tuple[Any, str]] = []
+        self._caches: dict[str | None, tuple[Any, PieceCache]] = {}
+        self.clock: Callable[[], float] = opts.clock or time.time
+
+    def cache_for(self, model: str | None) -> tuple[Any, PieceCache]:
+        hit = self._caches.get(model)
+        if hit is None:
+            tok = tokenizer_for(self.provider, model)
+            same = (c for t, c in self._caches.values() if t.name == tok.name and t.source == tok.source)
+            shared = next(same, None)
+            hit = (tok, shared or PieceCache(tok))
+            self._caches[model] = hit
+        return hit
+
+    # -- before the request ---------------------------------------------------------------------
+    def prepare(self, api: str, kwargs: dict[str, Any]) -> tuple[dict[str, Any], _Call | None]:
+        t0 = time.perf_counter()
+        call_kw = {k: kwargs.pop(k) for k in _CALL_KW if k in kwargs}
+        who = resolve_tenant(call_kw.get("prefixlint_tenant"), self.opts.tenant)
+        if self.opts.require_tenant and not who:
+            raise TenantRequiredError("require_tenant=True and no tenant is set; the request was not sent")
+        try:
+            return self._prepare(api, kwargs, call_kw, who, t0)
+        except Exception:
+            log.exception("prefixlint: could not prepare the request; sending it unchanged")
+            return kwargs, None
+
+    def _prepare(self, api: str, kwargs: dict[str, Any], call_kw: dict[str, Any], who: str | None,
+                 t0: float) -> tuple[dict[str, Any], _Call | None]:
+        opts = self.opts
+        body = {k: v for k, v in kwargs.items() if k not in _TRANSPORT and not _omitted(v)}
+        base_api = "messages" if api == "messages.stream" else api
+        model = body.get("model")
+        rules = self.spec.rules_for(model)
+        tok, cache = self.cache_for(model)
+        changes: list[str] = []
+        new = body
+        if opts.sort_keys or opts.sort_tools or opts.normalize_newlines or opts.strip_trailing_whitespace \
+                or opts.unicode_nfc:
+            new, ch = canonicalize(new, base_api, opts)
+            changes += ch
+        new, ch = move_volatile(new, base_api, call_kw.get("prefixlint_volatile"), opts.volatile_placement,
+                                opts.volatile_header)
+        changes += ch
+        pieces = pieces_from_request(new, base_api, cache, keep_text=opts.keep_excerpts)
+        head = b""
+        for p in pieces:
+            if p.section is Section.MESSAGES or not p.stable:
+                break
+            head = p.chain
+        prefix_hash = head.hex()[:16]
+        t_hash = tenant_hash(who, self.secret) if who else None
+        template = call_kw.get("prefixlint_template") or _call_site()
+        conversation = call_kw.get("prefixlint_conversation")
+        knobs = self.spec.request_knobs
+        key: str | None = body.get("prompt_cache_key")
+        if base_api != "messages" and "prompt_cache_key" in knobs and key is None:
+            if opts.cache_key_fn is not None:
+                info = RequestInfo(self.provider, model, base_api, who, template, conversation, prefix_hash)
+                try:
+                    key = opts.cache_key_fn(info)
+                except Exception:
+                    log.exception("prefixlint: cache_key_fn failed; no prompt_cache_key set")
+            elif who and opts.prompt_cache_key:
+                key = derive_prompt_cache_key(who, prefix_hash, self.secret)
+            if key:
+                new = {**new, "prompt_cache_key": key}
+                changes.append("prompt_cache_key: set")
+        extra_body = kwargs.get("extra_body")
+        salted = False
+        if "cache_salt" in knobs and self.secret and who and opts.send_cache_salt is not False:
+            if not (isinstance(extra_body, dict) and "cache_salt" in extra_body):
+                extra_body = {**(extra_body or {}), "cache_salt": derive_cache_salt(who, self.secret)}
+                changes.append("extra_body.cache_salt: set")
+            salted = True
+        nbps = sum(1 for p in pieces if p.ttl)
+        if base_api == "messages" and opts.breakpoints and "cache_control" in knobs \
+                and not bp.has_cache_control(new, pieces):
+            marks = bp.choose(pieces, rules, opts.static_ttl)
+            if marks:
+                new = bp.apply(new, pieces, marks)
+                nbps = len(marks)
+                changes.append(f"cache_control: {len(marks)} breakpoint(s) added")
+        is_stream = api == "messages.stream" or bool(new.get("stream"))
+        if base_api == "chat" and is_stream and opts.include_usage and "stream_options" not in new:
+            new = {**new, "stream_options": {"include_usage": True}}
+            changes.append("stream_options.include_usage: set")
+        if opts.dry_run:
+            out = kwargs
+            if changes:
+                pieces = pieces_from_request(body, base_api, cache, keep_text=opts.keep_excerpts)
+        else:
+            out = {k: v for k, v in kwargs.items() if k in _TRANSPORT}
+            out.update(new)
+            if extra_body is not None:
+                out["extra_body"] = extra_body
+        dom_key = (out.get("prompt_cache_key") or "") if not salted else f"salt:{t_hash}"
+        domain: Domain = (self.provider, self.org, model or "", str(dom_key))
+        now = self.clock()
+        pred = self.tracker.predict(domain, pieces, now) if opts.verify else Prediction(0, 0, 0, 0)
+        rpm = self.tracker.route_rate(domain, pieces) if opts.verify and self.spec.routing_rpm else 0
+        drift_key = f"conv|{conversation}" if conversation else f"{t_hash}|{template}"
+        drift = self.tracker.drift(drift_key, pieces, conversation is not None,
+                                   opts.excerpt_chars if opts.keep_excerpts else 0) if opts.verify else None
+        retention = body.get("prompt_cache_retention")
+        ttl = self.spec.extended_ttls.get(retention) if isinstance(retention, str) else None
+        call = _Call(base_api, self.provider, model, rules, pieces, domain, pred, drift, t_hash, template,
+                     prefix_hash, out.get("prompt_cache_key") if not opts.dry_run else key, salted, nbps,
+                     tuple(changes), opts.dry_run, is_stream, rpm, float(ttl) if ttl else None, tok.exact,
+                     (time.perf_counter() - t0) * 1000, api == "messages.stream")
+        return out, call
+
+    # -- after the request ----------------------------------------------------------------------
+    def commit(self, call: _Call) -> None:
+        """The response began: what the request wrote is now in the cache."""
+        try:
+            if self.opts.verify:
+                self.tracker.record(call.domain, call.pieces, self.clock(), call.ttl)
+        except Exception:
+            log.exception("prefixlint: could not record the request")
+
+    def finish(self, call: _Call, usage: Any) -> None:
+        """Build, count and deliver the report; never raises."""
+        try:
+            report = self._report(call, usage)
+        except Exception:
+            log.exception("prefixlint: could not build the cache report")
+            return
+        self.emit(report)
+
+    def _report(self, call: _Call, usage: Any) -> CacheReport:
+        u = normalize_usage(usage, self.spec)
+        pred = call.prediction
+        rules = call.rules
+        gran = rules.increment if rules.granularity in ("increment", "block") else SKETCH_BLOCK
+        verdict, causes, exp, up = judge(
+            predicted=pred.cached, upper=pred.upper, local_prompt=pred.prompt or call.pieces[-1].end,
+            reported_cached=u.cached if u else None, reported_prompt=u.prompt_tokens if u else None,
+            tolerance_tokens=gran, expired=pred.expired, below_minimum=pred.below_minimum, shared=pred.shared,
+            drift=call.drift, route_rpm=call.route_rpm, route_limit=self.spec.routing_rpm,
+            tokens_exact=call.tokens_exact, minimum=rules.min_cacheable_tokens,
+        )
+        cached = (u.cached or 0) if u else 0
+        price = rules.price
+        usd = price.saved_usd(cached)
+        if u and u.cache_write:
+            w1 = u.cache_write_1h
+            w5 = u.cache_write - w1
+            if price.cache_write is not None:
+                usd -= w5 * (price.cache_write - price.input) / 1e6
+            if price.cache_write_1h is not None:
+                usd -= w1 * (price.cache_write_1h - price.input) / 1e6
+            elif rules.cache_write_multiplier:
+                usd -= u.cache_write * (rules.cache_write_multiplier - 1) * price.input / 1e6
+        return CacheReport(
+            provider=call.provider, model=call.model, api=call.api, verdict=verdict, predicted_cached=exp,
+            reported_cached=u.cached if u else None, prompt_tokens=u.prompt_tokens if u else None,
+            local_prompt_tokens=call.pieces[-1].end if call.pieces else 0, upper_bound=up,
+            cache_write=u.cache_write if u else 0, cache_write_5m=u.cache_write_5m if u else 0,
+            cache_write_1h=u.cache_write_1h if u else 0, causes=causes, divergence=call.drift,
+            tokens_saved=cached, usd_saved=usd, tenant_hash=call.tenant_hash, template=call.template,
+            prefix_hash=call.prefix_hash, cache_key=call.key, salted=call.salted,
+            breakpoints=call.breakpoints, stream=call.stream, dry_run=call.dry_run, changes=call.changes,
+            tokens_exact=call.tokens_exact,
+            overhead_ms=call.overhead_ms,
+        )
+
+    def emit(self, report: CacheReport) -> None:
+        opts = self.opts
+        try:
+            alarms = self.stats.add(report)
+        except Exception:
+            log.exception("prefixlint: stats failed")
+            alarms = []
+        for kind, key, rate in alarms:
+            try:
+                if opts.on_low_hit_rate is not None:
+                    opts.on_low_hit_rate(kind, key, rate)
+                else:
+                    log.warning("prefixlint: rolling cache hit rate of %s %s fell to %.0f%%", kind, key,
+                                rate * 100)
+            except Exception:
+                log.exception("prefixlint: on_low_hit_rate callback failed")
+        if opts.on_report is not None:
+            try:
+                opts.on_report(report)
+            except Exception:
+                log.exception("prefixlint: on_report callback failed")
+        if opts.log_level is not None and log.isEnabledFor(opts.log_level):
+            log.log(opts.log_level, report.summary())
+        if opts.otel:
+            try:
+                otel.emit(report)
+            except Exception:
+                log.exception("prefixlint: opentelemetry export failed")
+
+    def after(self, call: _Call, result: Any, kwargs: dict[str, Any]) -> Any:
+        """Account for a sync result; returns what the caller gets."""
+        try:
+            self.commit(call)
+            raw = (kwargs.get("extra_headers") or {}).get(_RAW_HEADER)
+            if call.helper:
+                return observe_manager(result, StreamObserver("messages", lambda u: self.finish(call, u)))
+            if raw == "stream" or (raw and call.stream):
+                self.finish(call, None)  # raw streams pass through
+                return result
+            if raw:
+                parsed = result.parse()
+                if inspect.isawaitable(parsed):  # pragma: no cover - handled in after_async
+                    parsed.close()
+                    self.finish(call, None)
+                    return result
+                self.finish(call, getattr(parsed, "usage", None))
+                return result
+            if call.stream:
+                return observe_any(result, StreamObserver(call.api, lambda u: self.finish(call, u)))
+            self.finish(call, getattr(result, "usage", None))
+        except Exception:
+            log.exception("prefixlint: accounting failed")
+        return result
+
+    async def after_async(self, call: _Call, result: Any, kwargs: dict[str, Any]) -> Any:
+        raw = (kwargs.get("extra_headers") or {}).get(_RAW_HEADER)
+        if raw == "true" and not call.stream:
+            try:
+                self.commit(call)
+                parsed = result.parse()
+                if inspect.isawaitable(parsed):
+                    parsed = await parsed
+                self.finish(call, getattr(parsed, "usage", None))
+            except Exception:
+                log.exception("prefixlint: accounting failed")
+            return result
+        return self.after(call, result, kwargs)
+
+
+def _sync_wrapper(state: _State, api: str, orig: Callable[..., Any]) -> Callable[..., Any]:
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        kwargs, call = state.prepare(api, kwargs)
+        result = orig(*args, **kwargs)
+        return result if call is None else state.after(call, result, kwargs)
+
+    return wrapper
+
+
+def _async_wrapper(state: _State, api: str, orig: Callable[..., Any]) -> Callable[..., Any]:
+    async def wrapper(*args: Any, **kwargs: Any) -> Any:
+        kwargs, call = state.prepare(api, kwargs)
+        result = await orig(*args, **kwargs)
+        return result if call is None else await state.after_async(call, result, kwargs)
+
+    return wrapper
+
+
+def _finish_wrapper(wrapper: Callable[..., Any], orig: Callable[..., Any]) -> Callable[..., Any]:
+    wrapper.__name__ = getattr(orig, "__name__", "create")
+    wrapper.__qualname__ = getattr(orig, "__qualname__", wrapper.__name__)
+    wrapper.__doc__ = getattr(orig, "__doc__", None)
+    wrapper.__wrapped__ = orig  # type: ignore[attr-defined]
+    wrapper._prefixlint = True  # type: ignore[attr-defined]
+    return wrapper
+
+
+def detect_provider(client: Any) -> str:
+    """``azure``, ``anthropic``, ``deepseek`` or ``openai`` from the client's class and base URL."""
+    cls = type(client)
+    name, module = cls.__name__, cls.__module__
+    if "Azure" in name:
+        return "azure"
+    if module.startswith("anthropic"):
+        return "anthropic"
+    base = str(getattr(client, "base_url", "")).lower()
+    if "deepseek" in base:
+        return "deepseek"
+    return "openai"
+
+
+def _resolve(obj: Any, path: str) -> Any:
+    for part in path.split("."):
+        obj = getattr(obj, part, None)
+        if obj is None:
+            return None
+    return obj
+
+
+def wrap(client: C, options: SdkOptions | None = None, **kwargs: Any) -> C:
+    """Make every request of ``client`` cache-friendly, tenant-isolated and verified.
+
+    Options are :class:`SdkOptions` fields, given as keywords or as an object; they are validated
+    here (:class:`~prefixlint.sdk.options.SdkConfigError`). Wrapping a wrapped client changes
+    nothing. Returns ``client`` itself.
+    """
+    if getattr(client, _STATE_ATTR, None) is not None:
+        log.debug("prefixlint: client already wrapped; leaving it as it is")
+        return client
+    opts = options_from(kwargs, options)
+    provider = opts.provider or detect_provider(client)
+    secret_id = f"{getattr(client, 'base_url', '')}|{getattr(client, 'api_key', '') or ''}"
+    org = hashlib.sha256(secret_id.encode()).hexdigest()[:16]
+    state = _State(opts, provider, org)
+    targets = _ANTHROPIC_TARGETS if type(client).__module__.startswith("anthropic") else _OPENAI_TARGETS
+    for path, method, api in targets:
+        resource = _resolve(client, path)
+        orig = getattr(resource, method, None) if resource is not None else None
+        if orig is None:
+            continue
+        is_async = inspect.iscoroutinefunction(orig) or type(resource).__name__.startswith("Async")
+        if is_async and method == "create":
+            wrapper = _async_wrapper(state, api, orig)
+        else:
+            wrapper = _sync_wrapper(state, api, orig)
+        resource.__dict__[method] = _finish_wrapper(wrapper, orig)
+        for helper in _HELPERS:
+            resource.__dict__.pop(helper, None)
+        state.patches.append((resource, method))
+    if not state.patches:
+        from prefixlint.sdk.options import SdkConfigError
+
+        raise SdkConfigError(f"{type(client).__name__} has no chat, responses or messages resource to wrap")
+    setattr(client, _STATE_ATTR, state)
+    return client
+
+
+def unwrap(client: C) -> C:
+    """Remove the patches of :func:`wrap`; the client behaves as before. Returns ``client``."""
+    state: _State | None = getattr(client, _STATE_ATTR, None)
+    if state is None:
+        return client
+    for resource, method in state.patches:
+        resource.__dict__.pop(method, None)
+        for helper in _HELPERS:
+            resource.__dict__.pop(helper, None)
+    delattr(client, _STATE_ATTR)
+    return client
+
+
+def is_wrapped(client: Any) -> bool:
+    return getattr(client, _STATE_ATTR, None) is not None
+
+
+def stats(client: Any) -> StatsSnapshot:
+    """Aggregates of a wrapped client's reports: hit rate, tokens and dollars saved, verdict counts."""
+    state: _State | None = getattr(client, _STATE_ATTR, None)
+    if state is None:
+        raise ValueError("client is not wrapped by prefixlint.sdk.wrap")
+    return state.stats.snapshot()

@@ -1,0 +1,127 @@
+"""The fixer: applicability, fixable/unfixable, overlaps, parse verification, atomic writes, idempotence."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from cli_support import invoke, needs_analyzer, use_analyzers
+
+from prefixlint.config import Settings
+from prefixlint.diagnostics import Finding
+from prefixlint.edits import Applicability, Edit, Fix
+from prefixlint.fixer import fix_files, fix_text, is_fix_allowed
+from prefixlint.layout import SourceLocation
+
+SRC = 'import json\nPAYLOAD = json.dumps(data)\nSYSTEM = "static"\n'
+
+
+def with_fix(code: str, edits: tuple[Edit, ...], applicability: Applicability = Applicability.SAFE,
+             path: str = "a.py") -> Finding:
+    fix = Fix("do it", edits, applicability, path=path)
+    return Finding(code=code, message="m", location=SourceLocation(path, 1), fix=fix)
+
+
+def sort_keys_edit(text: str) -> Edit:
+    at = text.index("(data)") + len("(data")
+    return Edit(at, at, ", sort_keys=True")
+
+
+def test_safe_fix_applies_and_result_parses() -> None:
+    out = fix_text("a.py", SRC, [with_fix("PFX401", (sort_keys_edit(SRC),))])
+    assert out.changed and "json.dumps(data, sort_keys=True)" in out.fixed
+
+
+def test_applicability_and_fixable_settings() -> None:
+    settings = Settings()
+    safe = with_fix("PFX401", (Edit(0, 0, "#"),))
+    unsafe = with_fix("PFX101", (Edit(0, 0, "#"),), Applicability.UNSAFE)
+    display = with_fix("PFX501", (Edit(0, 0, "#"),), Applicability.DISPLAY_ONLY)
+    assert is_fix_allowed(safe, settings, unsafe=False)
+    assert not is_fix_allowed(unsafe, settings, unsafe=False)
+    assert is_fix_allowed(unsafe, settings, unsafe=True)
+    assert is_fix_allowed(unsafe, Settings(**{"unsafe-fixes": True}), unsafe=False)
+    assert not is_fix_allowed(display, settings, unsafe=True)
+    assert not is_fix_allowed(safe, Settings(unfixable=["PFX4"]), unsafe=False)
+    assert not is_fix_allowed(safe, Settings(fixable=["PFX1"]), unsafe=False)
+
+
+def test_overlapping_fix_waits_for_next_round() -> None:
+    first = with_fix("PFX401", (Edit(12, 19, "PAYLOAD2"),))
+    second = with_fix("PFX402", (Edit(15, 20, "X"),))
+    out = fix_text("a.py", SRC, [second, first])
+    assert out.applied == [first]
+
+
+def test_fix_that_breaks_parsing_leaves_file_untouched(tmp_path: Path) -> None:
+    path = tmp_path / "a.py"
+    path.write_text(SRC)
+    broken = with_fix("PFX401", (Edit(0, 6, "imp ort"),), path=str(path))
+    [outcome] = fix_files([broken], lambda p: Settings(), unsafe=False)
+    assert outcome.error and "does not parse" in outcome.error
+    assert not outcome.changed and path.read_text() == SRC
+
+
+def test_fix_in_template_is_verified_with_jinja(tmp_path: Path) -> None:
+    path = tmp_path / "t.j2"
+    path.write_text("Hello {{ name }}\n")
+    broken = with_fix("PFX101", (Edit(6, 8, "{%"),), path=str(path))
+    [outcome] = fix_files([broken], lambda p: Settings(), unsafe=False)
+    assert outcome.error and "template" in outcome.error and path.read_text() == "Hello {{ name }}\n"
+
+
+def test_fix_files_writes_other_file_named_by_fix(tmp_path: Path) -> None:
+    target = tmp_path / "prompts.py"
+    target.write_bytes(SRC.replace("\n", "\r\n").encode())
+    text = target.read_bytes().decode()
+    f = with_fix("PFX401", (sort_keys_edit(text),), path=str(target))
+    f = Finding(code=f.code, message="m", location=SourceLocation(str(tmp_path / "main.py"), 3), fix=f.fix)
+    [outcome] = fix_files([f], lambda p: Settings(), unsafe=False)
+    assert outcome.changed
+    # CRLF line endings survive (offsets index the undecoded newlines).
+    assert target.read_bytes() == text.replace("(data)", "(data, sort_keys=True)").encode()
+    # A second run with the same findings re-read from disk finds nothing to apply at those offsets.
+    assert fix_files([], lambda p: Settings(), unsafe=False) == []
+
+
+def test_diff_mode_changes_nothing(tmp_path: Path) -> None:
+    path = tmp_path / "a.py"
+    path.write_text(SRC)
+    [outcome] = fix_files([with_fix("PFX401", (sort_keys_edit(SRC),), path=str(path))], lambda p: Settings(),
+                          unsafe=False, write=False)
+    assert outcome.changed and path.read_text() == SRC
+    assert "+PAYLOAD = json.dumps(data, sort_keys=True)" in outcome.diff()
+
+
+def test_cli_fix_removes_unused_suppression_and_is_idempotent(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    use_analyzers(monkeypatch)
+    path = tmp_path / "a.py"
+    path.write_text("x = 1  # prefixlint: ignore[PFX001]\n")
+    code, out, _ = invoke(["check", "--no-cache", "--diff", "a.py"], tmp_path)
+    assert code == 1 and "-x = 1  # prefixlint: ignore[PFX001]" in out and "+x = 1" in out
+    assert path.read_text() == "x = 1  # prefixlint: ignore[PFX001]\n"
+    code, out, _ = invoke(["check", "--no-cache", "--fix", "--show-fixes", "a.py"], tmp_path)
+    assert code == 0, out
+    assert path.read_text() == "x = 1\n"
+    assert "Fixed 1 error" in out and "(1 fixed, 0 remaining)" in out
+    code, out, _ = invoke(["check", "--no-cache", "--fix", "a.py"], tmp_path)
+    assert code == 0 and path.read_text() == "x = 1\n" and "All checks passed!" in out
+
+
+@needs_analyzer
+def test_cli_fix_sort_keys_end_to_end(tmp_path: Path) -> None:
+    path = tmp_path / "app.py"
+    path.write_text(
+        "import json\nfrom openai import OpenAI\n\nclient = OpenAI()\n\n\n"
+        "def ask(tools_data, question):\n"
+        "    system = 'You are a helpful assistant.\\n' * 50 + json.dumps(tools_data)\n"
+        "    return client.chat.completions.create(model='gpt-4.1', messages=[\n"
+        "        {'role': 'system', 'content': system},\n"
+        "        {'role': 'user', 'content': question},\n"
+        "    ])\n"
+    )
+    code, out, _ = invoke(["check", "--no-cache", "--fix", "app.py"], tmp_path)
+    fixed = path.read_text()
+    assert "sort_keys=True" in fixed, out
+    code2, _, _ = invoke(["check", "--no-cache", "--fix", "app.py"], tmp_path)
+    assert path.read_text() == fixed

@@ -1,0 +1,404 @@
+"""The SDK wrapper over real openai clients and real HTTP against a local provider-shaped server."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import gc
+import logging
+from collections.abc import Iterator
+
+import openai
+import pytest
+from sdk_server import ProviderServer
+
+import prefixlint.sdk as sdk
+from prefixlint.sdk import CacheReport, Verdict
+
+SYSTEM = "You are a careful assistant. " + " ".join(f"rule{i}" for i in range(900))
+SECRET = base64.b64encode(bytes(range(32))).decode()
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[ProviderServer]:
+    srv = ProviderServer().start()
+    yield srv
+    srv.stop()
+
+
+@pytest.fixture(autouse=True)
+def _reset(server: ProviderServer) -> None:
+    server.reset()
+    server.salt_mode = False
+
+
+def _client(server: ProviderServer, reports: list[CacheReport], key: str = "k1", **opts) -> openai.OpenAI:
+    return sdk.wrap(openai.OpenAI(base_url=server.url + "/v1", api_key=key, max_retries=0),
+                    on_report=reports.append, **opts)
+
+
+def _msgs(user: str, system: str = SYSTEM) -> list[dict]:
+    return [{"role": "system", "content": system}, {"role": "user", "content": user}]
+
+
+def test_wrap_returns_the_same_client_and_reports_miss_then_hit(server: ProviderServer) -> None:
+    reports: list[CacheReport] = []
+    raw = openai.OpenAI(base_url=server.url + "/v1", api_key="k", max_retries=0)
+    client = sdk.wrap(raw, tenant="acme", on_report=reports.append)
+    assert client is raw and isinstance(client, openai.OpenAI)
+    first = client.chat.completions.create(model="gpt-4o", messages=_msgs("one"))
+    assert first.choices[0].message.content == "ok"
+    client.chat.completions.create(model="gpt-4o", messages=_msgs("two"))
+    assert [r.verdict for r in reports] == [Verdict.EXPECTED_MISS, Verdict.HIT]
+    assert reports[0].causes == ("new prefix",)
+    hit = reports[1]
+    assert hit.reported_cached and hit.reported_cached >= 1024
+    assert abs(hit.predicted_cached - hit.reported_cached) <= 128
+    assert hit.tokens_saved == hit.reported_cached and hit.usd_saved > 0
+    snap = sdk.stats(client)
+    assert snap.requests == 2 and snap.verdicts == {"expected_miss": 1, "hit": 1}
+    assert 0 < snap.hit_rate < 1
+
+
+def test_prompt_cache_key_hides_the_tenant_and_separates_tenants(server: ProviderServer) -> None:
+    reports: list[CacheReport] = []
+    client = _client(server, reports)
+    client.chat.completions.create(model="gpt-4o", messages=_msgs("a"), prefixlint_tenant="acme-corp")
+    client.chat.completions.create(model="gpt-4o", messages=_msgs("b"), prefixlint_tenant="acme-corp")
+    with sdk.tenant("globex"):
+        client.chat.completions.create(model="gpt-4o", messages=_msgs("c"))
+    keys = [body["prompt_cache_key"] for body in server.requests]
+    assert keys[0] == keys[1] != keys[2]
+    assert all("acme" not in k and "globex" not in k and k.startswith("pfx-") for k in keys)
+    assert reports[0].tenant_hash != reports[2].tenant_hash
+    assert "acme" not in repr(reports[0])
+
+
+def test_require_tenant_fails_closed_before_sending(server: ProviderServer) -> None:
+    client = _client(server, [], require_tenant=True)
+    with pytest.raises(sdk.TenantRequiredError):
+        client.chat.completions.create(model="gpt-4o", messages=_msgs("x"))
+    assert server.requests == []
+    client.chat.completions.create(model="gpt-4o", messages=_msgs("x"), prefixlint_tenant="t")
+    assert len(server.requests) == 1
+
+
+def test_volatile_values_leave_the_static_prefix_identical(server: ProviderServer) -> None:
+    reports: list[CacheReport] = []
+    client = _client(server, reports, tenant="acme")
+    for day, rid in (("2026-11-28", "req-1"), ("2026-11-29", "req-2")):
+        system = [{"type": "text", "text": SYSTEM}, {"type": "text", "text": sdk.volatile(f"Today is {day}", "date")}]
+        client.chat.completions.create(model="gpt-4o", messages=[{"role": "system", "content": system},
+                                                                 {"role": "user", "content": "hi"}],
+                                       prefixlint_volatile={"request_id": rid})
+    a, b = server.requests
+    assert a["messages"][0] == b["messages"][0] == {"role": "system", "content": [{"type": "text", "text": SYSTEM}]}
+    assert a["messages"][1]["content"][0] == b["messages"][1]["content"][0] == {"type": "text", "text": "hi"}
+    tail = b["messages"][1]["content"][1]["text"]
+    assert "Today is 2026-11-29" in tail and "request_id: req-2" in tail
+    assert a["prompt_cache_key"] == b["prompt_cache_key"]
+    assert reports[1].verdict is Verdict.HIT
+    # everything but the trailing volatile block is served from cache
+    assert reports[1].reported_cached >= reports[1].prompt_tokens - 128 - 30
+
+
+def test_drift_names_the_first_divergence(server: ProviderServer) -> None:
+    reports: list[CacheReport] = []
+    client = _client(server, reports, keep_excerpts=True)
+    for stamp in ("12:00:01", "12:00:02"):
+        system = SYSTEM[:5000] + f" The time is {stamp}. " + SYSTEM[5000:]
+        client.chat.completions.create(model="gpt-4o", messages=_msgs("same", system),
+                                       prefixlint_template="support-bot")
+    drift = reports[1]
+    assert drift.verdict is Verdict.DRIFT
+    d = drift.divergence
+    assert d is not None and d.path == "messages[0].content"
+    assert 1100 < d.token_index < 1800
+    assert d.before is not None and "12:00:01" in d.before and "12:00:02" in (d.after or "")
+    assert 0 < drift.reported_cached < drift.prompt_tokens
+
+
+def test_no_excerpts_by_default(server: ProviderServer) -> None:
+    reports: list[CacheReport] = []
+    client = _client(server, reports)
+    for s in ("a", "b"):
+        client.chat.completions.create(model="gpt-4o", messages=_msgs("q", s + SYSTEM),
+                                       prefixlint_template="t")
+    assert reports[1].verdict is Verdict.DRIFT
+    assert reports[1].divergence.before is None and reports[1].divergence.after is None
+
+
+def test_conversation_growing_turn_by_turn_is_not_drift(server: ProviderServer) -> None:
+    reports: list[CacheReport] = []
+    client = _client(server, reports, tenant="acme")
+    history = [{"role": "system", "content": SYSTEM}]
+    for turn in range(3):
+        history.append({"role": "user", "content": f"question {turn}"})
+        client.chat.completions.create(model="gpt-4o", messages=history, prefixlint_conversation="c1")
+        history.append({"role": "assistant", "content": "ok"})
+    assert [r.verdict for r in reports] == [Verdict.EXPECTED_MISS, Verdict.HIT, Verdict.HIT]
+    # rewriting history in the same conversation is drift
+    history[1] = {"role": "user", "content": "edited"}
+    client.chat.completions.create(model="gpt-4o", messages=history, prefixlint_conversation="c1")
+    assert reports[-1].verdict is Verdict.DRIFT and reports[-1].divergence.path == "messages[1].content"
+
+
+def test_over_reporting_server_gives_unexpected_hit(server: ProviderServer) -> None:
+    reports: list[CacheReport] = []
+    client = _client(server, reports)
+    server.mode = "over"
+    for i in range(3):
+        fresh = " ".join(f"topic{i}-{j}" for j in range(700))
+        client.chat.completions.create(model="gpt-4o", messages=_msgs("q", fresh))
+    assert all(r.verdict is Verdict.UNEXPECTED_HIT for r in reports)
+    assert reports[0].reported_cached >= 0.96 * reports[0].prompt_tokens
+    assert sdk.stats(client).verdicts == {"unexpected_hit": 3}
+
+
+def test_under_reporting_server_gives_unexpected_miss(server: ProviderServer) -> None:
+    reports: list[CacheReport] = []
+    client = _client(server, reports)
+    client.chat.completions.create(model="gpt-4o", messages=_msgs("a"))
+    server.mode = "under"
+    client.chat.completions.create(model="gpt-4o", messages=_msgs("b"))
+    assert reports[1].verdict is Verdict.UNEXPECTED_MISS
+    assert "eviction" in reports[1].causes
+
+
+def test_routing_overflow_is_named(server: ProviderServer) -> None:
+    reports: list[CacheReport] = []
+    client = _client(server, reports, tenant="acme")
+    for i in range(17):
+        if i == 16:
+            server.mode = "under"
+        client.chat.completions.create(model="gpt-4o", messages=_msgs(f"q{i}"))
+    assert reports[-1].verdict is Verdict.UNEXPECTED_MISS
+    assert any(c.startswith("routing overflow") for c in reports[-1].causes)
+
+
+def test_streaming_chat_with_and_without_usage(server: ProviderServer) -> None:
+    reports: list[CacheReport] = []
+    client = _client(server, reports)
+    stream = client.chat.completions.create(model="gpt-4o", messages=_msgs("a"), stream=True)
+    assert "".join(c.choices[0].delta.content or "" for c in stream if c.choices) == "w0 w1 w2 "
+    assert "stream_options" not in server.requests[-1]
+    assert reports[-1].verdict is Verdict.UNVERIFIED
+    opted = _client(server, reports, key="k2", include_usage=True)
+    chunks = list(opted.chat.completions.create(model="gpt-4o", messages=_msgs("b"), stream=True))
+    assert chunks[-1].choices == [] and chunks[-1].usage is not None
+    assert server.requests[-1]["stream_options"] == {"include_usage": True}
+    assert reports[-1].verdict is Verdict.EXPECTED_MISS and reports[-1].reported_cached == 0
+    assert reports[-1].stream
+
+
+def test_stream_closed_early_or_abandoned_still_reports(server: ProviderServer) -> None:
+    reports: list[CacheReport] = []
+    server.chunks = 50
+    try:
+        client = _client(server, reports, include_usage=True)
+        stream = client.chat.completions.create(model="gpt-4o", messages=_msgs("a"), stream=True)
+        next(iter(stream))
+        stream.close()
+        assert len(reports) == 1 and reports[0].verdict is Verdict.UNVERIFIED
+        with client.chat.completions.create(model="gpt-4o", messages=_msgs("b"), stream=True) as s2:
+            next(iter(s2))
+        assert len(reports) == 2
+        s3 = client.chat.completions.create(model="gpt-4o", messages=_msgs("c"), stream=True)
+        next(iter(s3))
+        del s3
+        gc.collect()
+        assert len(reports) == 3
+    finally:
+        server.chunks = 3
+
+
+def test_responses_api_plain_and_streaming(server: ProviderServer) -> None:
+    reports: list[CacheReport] = []
+    client = _client(server, reports, tenant="acme")
+    client.responses.create(model="gpt-4o", instructions=SYSTEM, input="one")
+    resp = client.responses.create(model="gpt-4o", instructions=SYSTEM, input="two")
+    assert resp.output_text == "ok"
+    assert reports[1].verdict is Verdict.HIT and reports[1].api == "responses"
+    events = list(client.responses.create(model="gpt-4o", instructions=SYSTEM, input="three", stream=True))
+    assert events[-1].type == "response.completed"
+    assert reports[2].verdict is Verdict.HIT and reports[2].stream
+    assert "prompt_cache_key" in server.requests[-1]
+
+
+def test_raw_responses_are_accounted_and_raw_streams_pass_through(server: ProviderServer) -> None:
+    reports: list[CacheReport] = []
+    client = _client(server, reports)
+    client.chat.completions.create(model="gpt-4o", messages=_msgs("a"))
+    raw = client.chat.completions.with_raw_response.create(model="gpt-4o", messages=_msgs("b"))
+    assert raw.headers.get("content-type") == "application/json"
+    assert raw.parse().choices[0].message.content == "ok"
+    assert reports[-1].verdict is Verdict.HIT and reports[-1].reported_cached
+    raw_stream = client.chat.completions.with_raw_response.create(model="gpt-4o", messages=_msgs("c"), stream=True)
+    assert len(list(raw_stream.parse())) == 3
+    assert reports[-1].verdict is Verdict.UNVERIFIED
+    with client.chat.completions.with_streaming_response.create(model="gpt-4o", messages=_msgs("d")) as resp:
+        assert resp.parse().usage.prompt_tokens > 0
+    assert len(reports) == 4 and len(server.requests) == 4
+
+
+def test_unwrap_restores_and_double_wrap_is_harmless(server: ProviderServer) -> None:
+    reports: list[CacheReport] = []
+    client = _client(server, reports, tenant="acme")
+    assert sdk.wrap(client, tenant="other") is client
+    client.chat.completions.create(model="gpt-4o", messages=_msgs("a"))
+    assert len(reports) == 1
+    assert sdk.unwrap(client) is client and not sdk.is_wrapped(client)
+    assert not hasattr(client.chat.completions.create, "_prefixlint")
+    client.chat.completions.create(model="gpt-4o", messages=_msgs("b"))
+    assert len(reports) == 1 and "prompt_cache_key" not in server.requests[-1]
+    with pytest.raises(ValueError):
+        sdk.stats(client)
+
+
+def test_broken_callback_and_malformed_usage_never_break_the_call(server: ProviderServer, caplog) -> None:
+    def boom(report: CacheReport) -> None:
+        raise RuntimeError("callback bug")
+
+    client = sdk.wrap(openai.OpenAI(base_url=server.url + "/v1", api_key="k", max_retries=0), on_report=boom)
+    with caplog.at_level(logging.ERROR, logger="prefixlint.sdk"):
+        out = client.chat.completions.create(model="gpt-4o", messages=_msgs("a"))
+    assert out.choices[0].message.content == "ok"
+    assert "on_report callback failed" in caplog.text
+    state = client._prefixlint_state
+    call = state.prepare("chat", {"model": "gpt-4o", "messages": _msgs("x")})[1]
+    state.finish(call, {"prompt_tokens": "lots", "prompt_tokens_details": ["bad"]})  # no exception
+    state.finish(call, object())
+    assert sdk.stats(client).verdicts.get("unverified") == 2
+
+
+def test_canonicalization_is_opt_in(server: ProviderServer) -> None:
+    tools = [{"type": "function", "function": {"parameters": {"type": "object", "properties": {}}, "name": "zeta"}},
+             {"type": "function", "function": {"name": "alpha", "parameters": {"type": "object"}}}]
+    plain = _client(server, [])
+    plain.chat.completions.create(model="gpt-4o", messages=_msgs("a\r\n"), tools=tools)
+    assert server.requests[-1]["tools"] == tools and server.requests[-1]["messages"][1]["content"] == "a\r\n"
+    canon = _client(server, [], key="k2", sort_keys=True, sort_tools=True, normalize_newlines=True,
+                    strip_trailing_whitespace=True)
+    canon.chat.completions.create(model="gpt-4o", messages=_msgs("a  \r\nb"), tools=tools,
+                                  response_format={"type": "json_schema", "json_schema": {"schema": {}, "name": "x"}})
+    sent = server.requests[-1]
+    assert [t["function"]["name"] for t in sent["tools"]] == ["alpha", "zeta"]
+    assert list(sent["tools"][1]["function"]) == ["name", "parameters"]
+    assert list(sent["response_format"]["json_schema"]) == ["name", "schema"]
+    assert sent["messages"][1]["content"] == "a\nb"
+
+
+def test_dry_run_reports_changes_without_sending_them(server: ProviderServer) -> None:
+    reports: list[CacheReport] = []
+    client = _client(server, reports, tenant="acme", dry_run=True, include_usage=True)
+    system = [{"type": "text", "text": SYSTEM}, {"type": "text", "text": sdk.volatile("now")}]
+    list(client.chat.completions.create(model="gpt-4o", stream=True,
+                                        messages=[{"role": "system", "content": system},
+                                                  {"role": "user", "content": "q"}]))
+    sent = server.requests[-1]
+    assert "prompt_cache_key" not in sent and "stream_options" not in sent
+    assert sent["messages"][0]["content"][1]["text"] == "now"
+    changes = reports[-1].changes
+    assert reports[-1].dry_run
+    assert any("prompt_cache_key" in c for c in changes) and any("volatile" in c for c in changes)
+    assert any("include_usage" in c for c in changes)
+
+
+def test_cache_key_fn_derives_the_key(server: ProviderServer) -> None:
+    seen: list[sdk.RequestInfo] = []
+
+    def key_fn(info: sdk.RequestInfo) -> str:
+        seen.append(info)
+        return f"session-{info.conversation}"
+
+    client = _client(server, [], cache_key_fn=key_fn)
+    client.chat.completions.create(model="gpt-4o", messages=_msgs("a"), prefixlint_conversation="42")
+    assert server.requests[-1]["prompt_cache_key"] == "session-42"
+    assert seen[0].model == "gpt-4o" and len(seen[0].prefix_hash) == 16
+
+
+def test_low_hit_rate_callback(server: ProviderServer) -> None:
+    alarms: list[tuple[str, str, float]] = []
+    client = _client(server, [], tenant="acme", hit_rate_threshold=0.5, hit_rate_window=3,
+                     on_low_hit_rate=lambda kind, key, rate: alarms.append((kind, key, rate)))
+    server.mode = "under"
+    for i in range(4):
+        client.chat.completions.create(model="gpt-4o", messages=_msgs(f"q{i}"), prefixlint_template="bot")
+    assert {kind for kind, _, _ in alarms} == {"tenant", "template"}
+    assert all(rate == 0 for _, _, rate in alarms) and len(alarms) == 2  # fired once each
+
+
+def test_vllm_cache_salt_isolates_tenants(server: ProviderServer) -> None:
+    server.salt_mode = True
+    reports: list[CacheReport] = []
+    client = _client(server, reports, provider="vllm", salt_secret=SECRET)
+    with sdk.tenant("acme"):
+        client.chat.completions.create(model="llama", messages=_msgs("a"))
+        client.chat.completions.create(model="llama", messages=_msgs("b"))
+    with sdk.tenant("globex"):
+        client.chat.completions.create(model="llama", messages=_msgs("c"))
+    salts = [b["cache_salt"] for b in server.requests]
+    assert salts[0] == salts[1] != salts[2] and len(salts[0]) == 43
+    assert SECRET not in salts[0] and "acme" not in salts[0]
+    assert "prompt_cache_key" not in server.requests[0]
+    # vLLM omits cached_tokens when 0: that is a miss, not "unverified"
+    assert [r.verdict for r in reports] == [Verdict.EXPECTED_MISS, Verdict.HIT, Verdict.EXPECTED_MISS]
+    assert reports[2].reported_cached == 0 and reports[1].salted
+
+
+def test_async_two_tenants_concurrently(server: ProviderServer) -> None:
+    reports: list[CacheReport] = []
+    client = sdk.wrap(openai.AsyncOpenAI(base_url=server.url + "/v1", api_key="k", max_retries=0),
+                      on_report=reports.append, include_usage=True)
+
+    async def tenant_run(name: str) -> None:
+        with sdk.tenant(name):
+            for i in range(3):
+                await asyncio.sleep(0)
+                if i == 2:
+                    stream = await client.chat.completions.create(model="gpt-4o", messages=_msgs(f"{name}{i}"),
+                                                                  stream=True)
+                    async for _ in stream:
+                        pass
+                else:
+                    await client.chat.completions.create(model="gpt-4o", messages=_msgs(f"{name}{i}"))
+
+    async def main() -> None:
+        await asyncio.gather(tenant_run("acme"), tenant_run("globex"))
+        await client.close()
+
+    asyncio.run(main())
+    assert len(reports) == 6
+    by_tenant: dict[str | None, list[CacheReport]] = {}
+    for r in reports:
+        by_tenant.setdefault(r.tenant_hash, []).append(r)
+    assert len(by_tenant) == 2
+    keys = {b["prompt_cache_key"] for b in server.requests}
+    assert len(keys) == 2
+    for rs in by_tenant.values():
+        assert len({r.cache_key for r in rs}) == 1
+        assert rs[-1].verdict is Verdict.HIT
+
+
+def test_async_raw_response(server: ProviderServer) -> None:
+    reports: list[CacheReport] = []
+    client = sdk.wrap(openai.AsyncOpenAI(base_url=server.url + "/v1", api_key="k", max_retries=0),
+                      on_report=reports.append)
+
+    async def main() -> None:
+        raw = await client.chat.completions.with_raw_response.create(model="gpt-4o", messages=_msgs("a"))
+        assert raw.parse().usage.prompt_tokens > 0
+        resp = await client.responses.create(model="gpt-4o", instructions=SYSTEM, input="x", stream=True)
+        async for _ in resp:
+            pass
+        await client.close()
+
+    asyncio.run(main())
+    assert [r.verdict for r in reports] == [Verdict.EXPECTED_MISS, Verdict.HIT]
+
+
+def test_azure_client_is_detected(server: ProviderServer) -> None:
+    client = openai.AzureOpenAI(azure_endpoint=server.url, api_key="k", api_version="2026-01-01")
+    assert sdk.detect_provider(client) == "azure"
+    sdk.wrap(client)
+    assert sdk.is_wrapped(client) and client._prefixlint_state.provider == "azure"

@@ -1,0 +1,185 @@
+"""The SDK wrapper over real anthropic clients and real HTTP against a local provider-shaped server."""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import warnings
+from collections.abc import Iterator
+
+import anthropic
+import pytest
+from sdk_server import ProviderServer
+
+import prefixlint.sdk as sdk
+from prefixlint.sdk import CacheReport, Verdict
+
+MODEL = "claude-sonnet-4-5"  # 1024-token minimum
+SYSTEM = "You are a careful assistant. " + " ".join(f"rule{i}" for i in range(900))
+TOOLS = [{"name": "lookup", "description": "tool " * 1100, "input_schema": {"type": "object"}}]
+
+pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[ProviderServer]:
+    srv = ProviderServer().start()
+    yield srv
+    srv.stop()
+
+
+@pytest.fixture(autouse=True)
+def _reset(server: ProviderServer) -> None:
+    server.reset()
+
+
+def _client(server: ProviderServer, reports: list[CacheReport], **opts) -> anthropic.Anthropic:
+    return sdk.wrap(anthropic.Anthropic(base_url=server.url, api_key="k", max_retries=0),
+                    on_report=reports.append, **opts)
+
+
+def _controls(body: dict) -> list[tuple[str, str]]:
+    """(where, ttl) of every cache_control in a sent body, in prefix order."""
+    out = []
+    for i, t in enumerate(body.get("tools", [])):
+        if "cache_control" in t:
+            out.append((f"tools[{i}]", t["cache_control"].get("ttl", "5m")))
+    system = body.get("system")
+    for j, b in enumerate(system if isinstance(system, list) else []):
+        if "cache_control" in b:
+            out.append((f"system[{j}]", b["cache_control"].get("ttl", "5m")))
+    for i, m in enumerate(body["messages"]):
+        for j, part in enumerate(m["content"] if isinstance(m["content"], list) else []):
+            if "cache_control" in part:
+                out.append((f"messages[{i}][{j}]", part["cache_control"].get("ttl", "5m")))
+    return out
+
+
+def test_breakpoints_are_added_and_verified(server: ProviderServer) -> None:
+    reports: list[CacheReport] = []
+    client = _client(server, reports, static_ttl="1h")
+    history: list[dict] = []
+    for turn in range(3):
+        history.append({"role": "user", "content": f"question {turn}"})
+        msg = client.messages.create(model=MODEL, max_tokens=10, system=SYSTEM, tools=TOOLS, messages=history)
+        assert msg.content[0].text == "ok"
+        history.append({"role": "assistant", "content": "ok"})
+    sent = server.requests[-1]
+    marks = _controls(sent)
+    assert 1 <= len(marks) <= 4
+    ttls = [ttl for _, ttl in marks]
+    assert ttls == sorted(ttls, key=lambda t: t != "1h")  # every 1h before every 5m
+    assert marks[0] == ("tools[0]", "1h") and marks[-1][1] == "5m"
+    assert history[0] == {"role": "user", "content": "question 0"}  # the caller's objects are untouched
+    assert [r.verdict for r in reports] == [Verdict.EXPECTED_MISS, Verdict.HIT, Verdict.HIT]
+    first, second = reports[0], reports[1]
+    assert first.cache_write > 0 and first.cache_write_1h > 0
+    assert second.reported_cached >= first.cache_write - 20
+    # Anthropic's input_tokens excludes cached tokens; the report's prompt size includes them
+    assert second.prompt_tokens >= second.reported_cached + 1
+    assert second.usd_saved > 0
+
+
+def test_no_breakpoint_below_the_minimum_and_user_controls_respected(server: ProviderServer) -> None:
+    reports: list[CacheReport] = []
+    client = _client(server, reports)
+    client.messages.create(model="claude-haiku-4-5", max_tokens=5, system="short", messages=[
+        {"role": "user", "content": "hi"}])
+    assert _controls(server.requests[-1]) == []
+    assert reports[-1].verdict is Verdict.EXPECTED_MISS and reports[-1].breakpoints == 0
+    mine = [{"type": "text", "text": SYSTEM, "cache_control": {"type": "ephemeral"}}]
+    client.messages.create(model=MODEL, max_tokens=5, system=mine, messages=[{"role": "user", "content": "a"}])
+    assert _controls(server.requests[-1]) == [("system[0]", "5m")]
+    client.messages.create(model=MODEL, max_tokens=5, system=mine, messages=[{"role": "user", "content": "b"}])
+    assert reports[-1].verdict is Verdict.HIT
+    off = _client(server, [], breakpoints=False)
+    off.messages.create(model=MODEL, max_tokens=5, system=SYSTEM, messages=[{"role": "user", "content": "c"}])
+    assert "cache_control" not in server.requests[-1] and isinstance(server.requests[-1]["system"], str)
+
+
+def test_streaming_create_and_stream_helper_merge_usage(server: ProviderServer) -> None:
+    reports: list[CacheReport] = []
+    client = _client(server, reports)
+    stream = client.messages.create(model=MODEL, max_tokens=5, system=SYSTEM, stream=True,
+                                    messages=[{"role": "user", "content": "a"}])
+    kinds = [ev.type for ev in stream]
+    assert kinds[0] == "message_start" and kinds[-1] == "message_stop"
+    assert reports[-1].verdict is Verdict.EXPECTED_MISS and reports[-1].cache_write > 0
+    with client.messages.stream(model=MODEL, max_tokens=5, system=SYSTEM,
+                                messages=[{"role": "user", "content": "b"}]) as s:
+        text = "".join(s.text_stream)
+        final = s.get_final_message()
+    assert text == "w0 w1 w2 " and final.usage.output_tokens == 5
+    rep = reports[-1]
+    assert rep.verdict is Verdict.HIT and rep.stream and rep.reported_cached > 1000
+
+
+def test_stream_helper_closed_early_reports(server: ProviderServer) -> None:
+    reports: list[CacheReport] = []
+    server.chunks = 40
+    try:
+        client = _client(server, reports)
+        with client.messages.stream(model=MODEL, max_tokens=5, system=SYSTEM,
+                                    messages=[{"role": "user", "content": "a"}]) as s:
+            next(iter(s))
+        assert len(reports) == 1
+        # message_start carried the usage, so even a stream cut short is verified
+        assert reports[0].verdict is Verdict.EXPECTED_MISS
+        st = client.messages.create(model=MODEL, max_tokens=5, system=SYSTEM, stream=True,
+                                    messages=[{"role": "user", "content": "b"}])
+        next(iter(st))
+        del st
+        gc.collect()
+        assert len(reports) == 2 and reports[1].verdict is Verdict.HIT
+    finally:
+        server.chunks = 3
+
+
+def test_raw_response_and_streaming_response(server: ProviderServer) -> None:
+    reports: list[CacheReport] = []
+    client = _client(server, reports)
+    raw = client.messages.with_raw_response.create(model=MODEL, max_tokens=5, system=SYSTEM,
+                                                   messages=[{"role": "user", "content": "a"}])
+    assert raw.parse().usage.cache_creation_input_tokens > 0
+    assert reports[-1].verdict is Verdict.EXPECTED_MISS and reports[-1].cache_write > 0
+    with client.messages.with_streaming_response.create(model=MODEL, max_tokens=5, system=SYSTEM,
+                                                        messages=[{"role": "user", "content": "b"}]) as r:
+        assert r.parse().usage.cache_read_input_tokens > 0
+    assert reports[-1].verdict is Verdict.UNVERIFIED
+    assert _controls(server.requests[-1])  # breakpoints still added on the raw path
+
+
+def test_async_anthropic_two_tenants(server: ProviderServer) -> None:
+    reports: list[CacheReport] = []
+    client = sdk.wrap(anthropic.AsyncAnthropic(base_url=server.url, api_key="k", max_retries=0),
+                      on_report=reports.append, require_tenant=True)
+
+    async def run(name: str) -> None:
+        with sdk.tenant(name):
+            for i in range(2):
+                await client.messages.create(model=MODEL, max_tokens=5, system=f"{name} policy. " + SYSTEM,
+                                             messages=[{"role": "user", "content": str(i)}])
+            async with client.messages.stream(model=MODEL, max_tokens=5, system=f"{name} policy. " + SYSTEM,
+                                              messages=[{"role": "user", "content": "s"}]) as s:
+                await s.get_final_message()
+
+    async def main() -> None:
+        await asyncio.gather(run("acme"), run("globex"))
+        with pytest.raises(sdk.TenantRequiredError):
+            await client.messages.create(model=MODEL, max_tokens=5, messages=[{"role": "user", "content": "x"}])
+        await client.close()
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        asyncio.run(main())
+    assert len(reports) == 6 and len(server.requests) == 6
+    assert sorted(r.verdict.value for r in reports) == ["expected_miss"] * 2 + ["hit"] * 4
+    assert len({r.tenant_hash for r in reports}) == 2
+
+
+def test_over_reporting_anthropic_server(server: ProviderServer) -> None:
+    reports: list[CacheReport] = []
+    client = _client(server, reports)
+    server.mode = "over"
+    client.messages.create(model=MODEL, max_tokens=5, system=SYSTEM, messages=[{"role": "user", "content": "a"}])
+    assert reports[-1].verdict is Verdict.UNEXPECTED_HIT
