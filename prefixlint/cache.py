@@ -39,7 +39,13 @@ _MAX_AGE_S = 30 * 24 * 3600
 
 
 def location_to_dict(loc: SourceLocation) -> dict[str, Any]:
-    return {"path": loc.path, "line": loc.line, "col": loc.col, "end_line": loc.end_line, "end_col": loc.end_col}
+    return {
+        "path": loc.path,
+        "line": loc.line,
+        "col": loc.col,
+        "end_line": loc.end_line,
+        "end_col": loc.end_col,
+    }
 
 
 def location_from_dict(d: dict[str, Any]) -> SourceLocation:

@@ -101,14 +101,21 @@ def decode_source(path: str, data: bytes) -> tuple[str | None, Finding | None]:
     except UnicodeDecodeError as exc:
         line = data[: exc.start].count(b"\n") + 1
         col = exc.start - (data.rfind(b"\n", 0, exc.start) + 1)
-        return None, error_finding(path, f"File is not valid UTF-8 ({exc.reason} at byte {exc.start})", line, col)
+        return None, error_finding(
+            path, f"File is not valid UTF-8 ({exc.reason} at byte {exc.start})", line, col
+        )
 
 
 def error_finding(path: str, message: str, line: int = 1, col: int = 0, code: str = "PFX001") -> Finding:
     """A diagnostic for input prefixlint cannot analyse."""
     name = "unanalysable-input" if code == "PFX001" else "template-include-error"
-    return Finding(code=code, message=message, location=SourceLocation(path, line, col), severity=Severity.HIGH,
-                   rule_name=name)
+    return Finding(
+        code=code,
+        message=message,
+        location=SourceLocation(path, line, col),
+        severity=Severity.HIGH,
+        rule_name=name,
+    )
 
 
 def path_ignores(path: str, settings: Settings) -> list[str]:
@@ -178,15 +185,22 @@ def check_source(path: str, text: str | None, settings: Settings, kind: str | No
         _merge_template_suppressions(result.suppressions, text, kind)
     try:
         analysis = analyze(path, text, kind, settings)
-    except Exception as exc:  # noqa: BLE001 - turned into a reported internal error, never a traceback
+    except Exception as exc:
         result.internal_error = f"{type(exc).__name__}: {exc}\n{traceback.format_exc(limit=6)}"
-        result.findings.append(error_finding(path, f"Internal error while analysing this file: {type(exc).__name__}: {exc}"))
+        result.findings.append(
+            error_finding(path, f"Internal error while analysing this file: {type(exc).__name__}: {exc}")
+        )
         return result
     result.dependencies = {str(d) for d in analysis.dependencies}
     for err in analysis.errors:
         result.findings.append(
-            Finding(code=err.code, message=err.message, location=err.location, severity=Severity.HIGH,
-                    rule_name="unanalysable-input" if err.code == "PFX001" else "template-include-error")
+            Finding(
+                code=err.code,
+                message=err.message,
+                location=err.location,
+                severity=Severity.HIGH,
+                rule_name="unanalysable-input" if err.code == "PFX001" else "template-include-error",
+            )
         )
     rules = [cls() for cls in iter_selected(settings, path_ignores(path, settings))]
     ctx = RuleContext(settings=settings, path=path, source=text)
@@ -195,9 +209,11 @@ def check_source(path: str, text: str | None, settings: Settings, kind: str | No
             counted = count_layout_tokens(layout)
             for rule in rules:
                 result.findings.extend(rule.check(counted, ctx))
-    except Exception as exc:  # noqa: BLE001
+    except Exception as exc:
         result.internal_error = f"{type(exc).__name__}: {exc}\n{traceback.format_exc(limit=6)}"
-        result.findings.append(error_finding(path, f"Internal error while checking this file: {type(exc).__name__}: {exc}"))
+        result.findings.append(
+            error_finding(path, f"Internal error while checking this file: {type(exc).__name__}: {exc}")
+        )
     result.findings = dedupe(result.findings)
     return _filter_selected(result, settings)
 
@@ -213,11 +229,13 @@ def _merge_template_suppressions(table: FileSuppressions, text: str, style: str)
     known = {d.line for d in table.directives}
     try:
         extra = template_suppressions(text, style)
-    except Exception:  # noqa: BLE001 - our own parser already read the directives
+    except Exception:
         return
     for line, codes in extra.items():
         if line not in known:
-            table.directives.append(Directive(line, 0, 0, tuple(sorted(codes)) if codes is not None else None))
+            table.directives.append(
+                Directive(line, 0, 0, tuple(sorted(codes)) if codes is not None else None)
+            )
 
 
 def _filter_selected(result: FileResult, settings: Settings) -> FileResult:

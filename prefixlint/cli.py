@@ -76,14 +76,25 @@ def check(
     paths: Annotated[list[str] | None, typer.Argument(help="Files or directories; '-' reads stdin.")] = None,
     output_format: Annotated[
         str,
-        typer.Option("--output-format", envvar="PREFIXLINT_OUTPUT_FORMAT",
-                     help="text, concise, json, json-lines, sarif or github."),
+        typer.Option(
+            "--output-format",
+            envvar="PREFIXLINT_OUTPUT_FORMAT",
+            help="text, concise, json, json-lines, sarif or github.",
+        ),
     ] = "text",
-    output_file: Annotated[Path | None, typer.Option("-o", "--output-file", help="Write the report here.")] = None,
-    config: Annotated[Path | None, typer.Option("--config", help="Use this config file for every path.")] = None,
-    select: Annotated[list[str] | None, typer.Option("--select", help="Rule codes or prefixes to enable.")] = None,
+    output_file: Annotated[
+        Path | None, typer.Option("-o", "--output-file", help="Write the report here.")
+    ] = None,
+    config: Annotated[
+        Path | None, typer.Option("--config", help="Use this config file for every path.")
+    ] = None,
+    select: Annotated[
+        list[str] | None, typer.Option("--select", help="Rule codes or prefixes to enable.")
+    ] = None,
     extend_select: Annotated[list[str] | None, typer.Option("--extend-select", help="Codes to add.")] = None,
-    ignore: Annotated[list[str] | None, typer.Option("--ignore", help="Codes or prefixes to disable.")] = None,
+    ignore: Annotated[
+        list[str] | None, typer.Option("--ignore", help="Codes or prefixes to disable.")
+    ] = None,
     provider: Annotated[str | None, typer.Option("--provider", help="Target provider.")] = None,
     model: Annotated[str | None, typer.Option("--model", help="Target model.")] = None,
     fix: Annotated[bool, typer.Option("--fix/--no-fix", help="Apply safe fixes.")] = False,
@@ -98,15 +109,22 @@ def check(
     ] = None,
     statistics: Annotated[bool, typer.Option("--statistics", help="Count findings per code.")] = False,
     exit_zero: Annotated[bool, typer.Option("--exit-zero", help="Exit 0 even with findings.")] = False,
-    no_cache: Annotated[bool, typer.Option("-n", "--no-cache", help="Neither read nor write the cache.")] = False,
+    no_cache: Annotated[
+        bool, typer.Option("-n", "--no-cache", help="Neither read nor write the cache.")
+    ] = False,
     cache_dir: Annotated[Path | None, typer.Option("--cache-dir", envvar="PREFIXLINT_CACHE_DIR")] = None,
-    jobs: Annotated[int | None, typer.Option("-j", "--jobs", min=1, help="Worker processes (default: all cores).")] = None,
-    stdin_filename: Annotated[str | None, typer.Option("--stdin-filename", help="Name of the file read from stdin.")] = None,
+    jobs: Annotated[
+        int | None, typer.Option("-j", "--jobs", min=1, help="Worker processes (default: all cores).")
+    ] = None,
+    stdin_filename: Annotated[
+        str | None, typer.Option("--stdin-filename", help="Name of the file read from stdin.")
+    ] = None,
     force_exclude: Annotated[
         bool, typer.Option("--force-exclude", help="Apply excludes to files named on the command line too.")
     ] = False,
     no_prefilter: Annotated[
-        bool, typer.Option("--no-prefilter", help="Analyse every Python file, even those without prompt words.")
+        bool,
+        typer.Option("--no-prefilter", help="Analyse every Python file, even those without prompt words."),
     ] = False,
     quiet: Annotated[bool, typer.Option("-q", "--quiet", help="Print findings only, no summary.")] = False,
 ) -> None:
@@ -114,7 +132,9 @@ def check(
     from prefixlint.runner import RunOptions, SettingsResolver, UsageError
 
     if output_format not in CHECK_FORMATS:
-        raise fail(f"--output-format: unknown format {output_format!r}; expected one of {', '.join(CHECK_FORMATS)}")
+        raise fail(
+            f"--output-format: unknown format {output_format!r}; expected one of {', '.join(CHECK_FORMATS)}"
+        )
     overrides: dict[str, Any] = {
         "select": _codes(select),
         "extend_select": _codes(extend_select),
@@ -127,20 +147,44 @@ def check(
         if overrides[key]:
             _check_selectors(overrides[key], f"--{key.replace('_', '-')}")
     try:
-        resolver = SettingsResolver(config.resolve() if config else None, {k: v for k, v in overrides.items() if v is not None})
+        resolver = SettingsResolver(
+            config.resolve() if config else None, {k: v for k, v in overrides.items() if v is not None}
+        )
     except ConfigError as exc:
         raise fail(str(exc)) from exc
     options = RunOptions(jobs=jobs, use_cache=not no_cache, cache_dir=cache_dir, prefilter=not no_prefilter)
     given = paths or ["."]
     try:
         if given == ["-"]:
-            code = _check_stdin(resolver, stdin_filename, fix or unsafe_fixes, unsafe_fixes, diff, output_format,
-                                output_file, statistics, exit_zero, quiet, show_fixes)
+            code = _check_stdin(
+                resolver,
+                stdin_filename,
+                fix,
+                unsafe_fixes,
+                diff,
+                output_format,
+                output_file,
+                statistics,
+                exit_zero,
+                quiet,
+                show_fixes,
+            )
         else:
             code = _check_paths(
-                [Path(p) for p in given], resolver, options, output_format=output_format, output_file=output_file,
-                fix=fix, unsafe=unsafe_fixes, diff=diff, show_fixes=show_fixes, add_ignore=add_ignore,
-                changed_since=changed_since, statistics=statistics, exit_zero=exit_zero, quiet=quiet,
+                [Path(p) for p in given],
+                resolver,
+                options,
+                output_format=output_format,
+                output_file=output_file,
+                fix=fix,
+                unsafe=unsafe_fixes,
+                diff=diff,
+                show_fixes=show_fixes,
+                add_ignore=add_ignore,
+                changed_since=changed_since,
+                statistics=statistics,
+                exit_zero=exit_zero,
+                quiet=quiet,
                 force_exclude=force_exclude,
             )
     except ConfigError as exc:
@@ -209,10 +253,12 @@ def _check_paths(
         _write("".join(o.diff() for o in changed_outcomes), output_file)
         n = sum(len(o.applied) for o in changed_outcomes)
         if not quiet:
-            typer.echo(f"Would fix {n} error{'s' if n != 1 else ''}." if n else "No errors would be fixed.", err=True)
+            typer.echo(
+                f"Would fix {n} error{'s' if n != 1 else ''}." if n else "No errors would be fixed.", err=True
+            )
         return _internal(run) or (EXIT_FINDINGS if changed_outcomes else EXIT_CLEAN)
     applied: list[Any] = []
-    if fix or unsafe:
+    if fix:
         for _ in range(MAX_ROUNDS):
             outcomes = fix_files(run.findings, settings_for, unsafe, write=True)
             for o in outcomes:
@@ -223,7 +269,9 @@ def _check_paths(
                 break
             applied.extend(done)
             run = lint()
-    _report(run.findings, output_format, output_file, settings_for, unsafe, applied, show_fixes, statistics, quiet)
+    _report(
+        run.findings, output_format, output_file, settings_for, unsafe, applied, show_fixes, statistics, quiet
+    )
     internal = _internal(run)
     if internal:
         return internal
@@ -263,8 +311,15 @@ def _report(
             fixable.add(i)
         elif f.fix.applicability is Applicability.UNSAFE and is_fix_allowed(f, settings, True):
             hidden += 1
-    ctx = ReportContext(fixable=fixable, hidden_unsafe=hidden, fixed=len(applied), show_fixes=show_fixes,
-                        applied=applied, color=output_file is None and sys.stdout.isatty(), quiet=quiet)
+    ctx = ReportContext(
+        fixable=fixable,
+        hidden_unsafe=hidden,
+        fixed=len(applied),
+        show_fixes=show_fixes,
+        applied=applied,
+        color=output_file is None and sys.stdout.isatty(),
+        quiet=quiet,
+    )
     if statistics:
         _write(render_statistics(findings, ctx, output_format), output_file)
         return
@@ -282,7 +337,7 @@ def _add_ignores(run: Any) -> int:
         by_path.setdefault(f.location.path, []).append(f)
     total = 0
     for path, group in sorted(by_path.items()):
-        text, err = read_source(path)
+        text, _err = read_source(path)
         if text is None:
             continue
         style = "python" if path.endswith((".py", ".pyi")) else "template"
@@ -309,7 +364,7 @@ def _check_stdin(
     quiet: bool,
     show_fixes: bool,
 ) -> int:
-    """Lint standard input as ``--stdin-filename`` (default ``stdin.py``); with ``--fix`` print the fixed code."""
+    """Lint stdin as ``--stdin-filename`` (default ``stdin.py``); with ``--fix`` print the fixed code."""
     from prefixlint.checker import check_source, decode_source, file_kind
     from prefixlint.fixer import fix_files
     from prefixlint.runner import Target, finalize
@@ -325,15 +380,20 @@ def _check_stdin(
         result = FileResult(path=name, findings=[err])
     else:
         result = check_source(name, text, settings, kind)
-    run = finalize([Target(name, kind, settings)], {name: result}, texts={name: text} if text is not None else None)
+    run = finalize(
+        [Target(name, kind, settings)], {name: result}, texts={name: text} if text is not None else None
+    )
     _validate_settings(run.targets)
 
     def settings_for(path: str) -> Settings:
         return resolver.for_path(Path(path))
 
     if (fix or diff) and text is not None:
-        outcomes = [o for o in fix_files(run.findings, settings_for, unsafe, write=False, overrides={name: text})
-                    if o.path == name]
+        outcomes = [
+            o
+            for o in fix_files(run.findings, settings_for, unsafe, write=False, overrides={name: text})
+            if o.path == name
+        ]
         fixed_text = outcomes[0].fixed if outcomes and outcomes[0].changed else text
         if diff:
             sys.stdout.write(outcomes[0].diff() if outcomes and outcomes[0].changed else "")
@@ -386,8 +446,15 @@ def _rule_json(rule: Any) -> dict[str, Any]:
 
 
 def _example_json(example: Any) -> dict[str, Any]:
-    return {"path": example.path, "code": example.code, "files": example.files, "line": example.line,
-            "fixed": example.fixed, "unsafe": example.unsafe, "note": example.note}
+    return {
+        "path": example.path,
+        "code": example.code,
+        "files": example.files,
+        "line": example.line,
+        "fixed": example.fixed,
+        "unsafe": example.unsafe,
+        "note": example.note,
+    }
 
 
 @app.command("rule")
@@ -407,15 +474,29 @@ def rule_cmd(
     if output_format != "text":
         raise fail(f"--output-format: unknown format {output_format!r} for `rule` (text, json)")
     fix = rule.fix_applicability.value if rule.fix_applicability else "none"
-    out = [f"# {rule.name} ({rule.code})", "", f"Fix: {fix}. Default severity: {rule.default_severity.value}.", "",
-           rule.documentation(), ""]
+    out = [
+        f"# {rule.name} ({rule.code})",
+        "",
+        f"Fix: {fix}. Default severity: {rule.default_severity.value}.",
+        "",
+        rule.documentation(),
+        "",
+    ]
     for title, examples in (("Flagged", rule.INVALID), ("Not flagged", rule.VALID)):
         for ex in examples:
             out.append(f"## {title}: {ex.path}" + (f" ({ex.note})" if ex.note else ""))
             out.extend(["", "```", ex.code.rstrip("\n"), "```", ""])
             if ex.fixed is not None:
-                out.extend([f"Fixed ({'unsafe' if ex.unsafe else 'safe'} fix):", "", "```", ex.fixed.rstrip("\n"),
-                            "```", ""])
+                out.extend(
+                    [
+                        f"Fixed ({'unsafe' if ex.unsafe else 'safe'} fix):",
+                        "",
+                        "```",
+                        ex.fixed.rstrip("\n"),
+                        "```",
+                        "",
+                    ]
+                )
     _write("\n".join(out) + "\n", None)
 
 
@@ -424,7 +505,7 @@ def _mount(module: str, name: str, help_text: str) -> None:
 
     try:
         sub = importlib.import_module(module).app
-    except Exception:  # noqa: BLE001 - a missing or broken optional subcommand must not break `check`
+    except Exception:
         return
     app.add_typer(sub, name=name, help=help_text)
 
@@ -441,7 +522,7 @@ def main() -> None:
         raise
     except KeyboardInterrupt:
         sys.exit(130)
-    except Exception as exc:  # noqa: BLE001
+    except Exception as exc:
         typer.echo(f"prefixlint: internal error: {type(exc).__name__}: {exc}", err=True)
         sys.exit(EXIT_ERROR)
 

@@ -14,6 +14,7 @@ import os
 import tempfile
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from prefixlint.config import Settings
 from prefixlint.diagnostics import Finding
@@ -37,15 +38,21 @@ class FixOutcome:
         return self.error is None and self.fixed != self.original
 
     def diff(self) -> str:
-        """A unified diff from the original to the fixed text."""
-        return "".join(
+        """A unified diff from the original to the fixed text (paths relative to the working directory)."""
+        shown = Path(os.path.relpath(self.path)).as_posix() if os.path.isabs(self.path) else self.path
+        if shown.startswith("../"):
+            shown = self.path
+        lines = list(
             difflib.unified_diff(
                 self.original.splitlines(keepends=True),
                 self.fixed.splitlines(keepends=True),
-                fromfile=f"a/{self.path}",
-                tofile=f"b/{self.path}",
+                fromfile=f"a/{shown}".replace("//", "/"),
+                tofile=f"b/{shown}".replace("//", "/"),
             )
         )
+        if lines and not lines[-1].endswith("\n"):
+            lines[-1] += "\n\\ No newline at end of file\n"
+        return "".join(lines)
 
 
 def fix_target(f: Finding) -> str | None:
@@ -77,8 +84,10 @@ def verify_text(path: str, text: str) -> str | None:
 
         try:
             libcst.parse_module(text)
-        except Exception as exc:  # noqa: BLE001 - libcst raises ParserSyntaxError and others
-            return f"fixed code does not parse: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}"
+        except Exception as exc:
+            return (
+                f"fixed code does not parse: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}"
+            )
         return None
     if path.endswith((".j2", ".jinja", ".jinja2", ".prompty", ".prompt", ".jinja.md", ".html")):
         import jinja2
@@ -107,8 +116,9 @@ def fix_text(path: str, text: str, findings: Iterable[Finding]) -> FixOutcome:
             continue
         accepted.extend(edits)
         applied.append(f)
-    outcome = FixOutcome(path=path, original=text, fixed=apply_edits(text, accepted) if accepted else text,
-                         applied=applied)
+    outcome = FixOutcome(
+        path=path, original=text, fixed=apply_edits(text, accepted) if accepted else text, applied=applied
+    )
     if outcome.fixed != text and verify_text(path, text) is None:
         error = verify_text(path, outcome.fixed)
         if error is not None:
@@ -124,7 +134,9 @@ def _overlaps(a: Edit, b: Edit) -> bool:
     return a.start < b.end and b.start < a.end
 
 
-def plan(findings: Iterable[Finding], settings_for: Callable[[str], Settings], unsafe: bool) -> dict[str, list[Finding]]:
+def plan(
+    findings: Iterable[Finding], settings_for: Callable[[str], Settings], unsafe: bool
+) -> dict[str, list[Finding]]:
     """Allowed fixable findings grouped by the file their fix edits."""
     out: dict[str, list[Finding]] = {}
     for f in findings:

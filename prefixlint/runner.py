@@ -7,9 +7,10 @@ silenced in the file it is reported in), unused suppressions become ``PFX900`` f
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,16 +29,42 @@ from prefixlint.suppressions import (
 )
 
 DEFAULT_EXCLUDE = (
-    ".bzr", ".direnv", ".eggs", ".git", ".hg", ".mypy_cache", ".nox", ".pants.d", ".pytest_cache",
-    ".ruff_cache", ".prefixlint_cache", ".svn", ".tox", ".venv", "venv", "__pypackages__", "__pycache__",
-    "_build", "buck-out", "build", "dist", "node_modules", "site-packages", "*.egg-info",
+    ".bzr",
+    ".direnv",
+    ".eggs",
+    ".git",
+    ".hg",
+    ".mypy_cache",
+    ".nox",
+    ".pants.d",
+    ".pytest_cache",
+    ".ruff_cache",
+    ".prefixlint_cache",
+    ".svn",
+    ".tox",
+    ".venv",
+    "venv",
+    "__pypackages__",
+    "__pycache__",
+    "_build",
+    "buck-out",
+    "build",
+    "dist",
+    "node_modules",
+    "site-packages",
+    "*.egg-info",
 )
 
-# Words without which a Python file cannot build or send a prompt (checked on raw bytes, any case).
+# Words without which a Python file cannot build or send a prompt (raw bytes, any case unless marked).
+# Library names cover sinks; the rest covers message lists, prompt variables and provider keywords.
+# Plain "prompt" alone is too common (cmd, pdb, getpass), so it counts only in prompt-ish shapes.
 PREFILTER_WORDS = (
-    rb"openai", rb"anthropic", rb"litellm", rb"langchain", rb"llama_index", rb"pydantic_ai", rb"messages",
-    rb"prompt", rb"instructions", rb"cache_control", rb"completion", rb"template", rb"""["']system["']""",
-    rb"system\s*=", rb"""["']role["']""", rb"chat",
+    rb"openai", rb"anthropic", rb"litellm", rb"langchain", rb"llama_index", rb"pydantic_ai", rb"ollama",
+    rb"mistralai", rb"cohere", rb"genai", rb"bedrock", rb"jinja", rb"cache_control",
+    rb"_prompt", rb"prompt_", rb"prompt=", rb"prompts", rb"(?-i:PROMPT|Prompt)",
+    rb"messages=", rb"""["']messages["']""", rb"messages\.create", rb"completions\.create", rb"completion\(",
+    rb"instructions=", rb"""["']role["']""", rb"""["']system["']""", rb"system=",
+    rb"SystemMessage", rb"HumanMessage",
 )
 
 
@@ -65,7 +92,9 @@ def apply_overrides(settings: Settings, overrides: dict[str, Any]) -> Settings:
     try:
         validated = Settings.model_validate(merged.model_dump(by_alias=False))
     except Exception as exc:  # pydantic ValidationError
-        raise ConfigError("command line", str(exc).splitlines()[-1] if str(exc) else "invalid option") from exc
+        raise ConfigError(
+            "command line", str(exc).splitlines()[-1] if str(exc) else "invalid option"
+        ) from exc
     validated.root = settings.root
     return validated
 
@@ -156,6 +185,36 @@ class _Ignore:
                 break
         return False
 
+    def user_spec(self, settings: Settings) -> Any:
+        """The spec of the user's ``exclude``/``extend-exclude`` globs, or None when there are none."""
+        globs = [*settings.exclude, *settings.extend_exclude]
+        if not globs:
+            return None
+        key = "user:" + "\0".join(globs)
+        if key not in self._excludes:
+            self._excludes[key] = self._pathspec.GitIgnoreSpec.from_lines(globs)
+        return self._excludes[key]
+
+    def own_spec(self, directory: str) -> list[tuple[str, Any]]:
+        """``[(directory, spec)]`` when ``directory`` has a ``.gitignore``."""
+        if not os.path.isfile(f"{directory}/.gitignore"):
+            return []
+        spec = self._gitignore(Path(directory))
+        return [(directory, spec)] if spec is not None else []
+
+    def ancestor_specs(self, top: Path) -> list[tuple[str, Any]]:
+        """``.gitignore`` specs of the directories above ``top``, up to the repository root."""
+        if (top / ".git").exists():
+            return []
+        out: list[tuple[str, Any]] = []
+        for parent in top.parents:
+            spec = self._gitignore(parent)
+            if spec is not None:
+                out.append((str(parent), spec))
+            if (parent / ".git").exists():
+                break
+        return out[::-1]
+
     def _gitignore(self, directory: Path) -> Any:
         if directory not in self._gitignores:
             spec = None
@@ -177,61 +236,90 @@ def _rel(path: Path, root: Path | None) -> str | None:
         return None
 
 
+DEFAULT_DIR_NAMES = frozenset(d for d in DEFAULT_EXCLUDE if "*" not in d)
+
+
 def discover(paths: Sequence[Path], resolver: SettingsResolver, force_exclude: bool = False) -> list[Target]:
     """Files to lint under ``paths``: Python files and templates, minus excludes and ``.gitignore``.
 
     A file named explicitly is linted even when excluded, unless ``force_exclude`` (pre-commit passes
-    every staged file). Explicit files of a kind prefixlint does not lint are skipped silently.
+    every staged file). Explicit files of a kind prefixlint does not lint are skipped silently. The
+    walk works on strings and checks ``.gitignore`` specs per directory: it must stay cheap for a
+    warm run over thousands of files.
     """
     ignore = _Ignore()
     out: list[Target] = []
     seen: set[str] = set()
 
-    def add(path: Path, settings: Settings) -> None:
-        key = str(path)
-        if key in seen:
+    def add(path: str, settings: Settings, kind: str | None) -> None:
+        if kind is None or path in seen:
             return
-        kind = file_kind(key, settings)
-        if kind is None:
-            return
-        seen.add(key)
-        out.append(Target(key, kind, settings))
+        seen.add(path)
+        out.append(Target(path, kind, settings))
 
     for given in paths:
         path = Path(os.path.abspath(given))
         if not path.exists() and not path.is_symlink():
             raise UsageError(f"{given}: No such file or directory")
         settings = resolver.for_path(path)
-        if path.is_file() or not path.is_dir():
+        if not path.is_dir():
             if force_exclude and (
                 ignore.excluded(path, settings, False)
                 or (settings.respect_gitignore and ignore.gitignored(path, False))
             ):
                 continue
-            add(path, settings)
+            add(str(path), settings, file_kind(str(path), settings))
             continue
-        for dirpath, dirnames, filenames in os.walk(path):
-            here = Path(dirpath)
-            dir_settings = resolver.for_path(here)
-            keep = []
-            for d in sorted(dirnames):
-                child = here / d
-                if ignore.excluded(child, resolver.for_path(child) if _has_config(child) else dir_settings, True):
-                    continue
-                if dir_settings.respect_gitignore and ignore.gitignored(child, True):
-                    continue
-                keep.append(d)
-            dirnames[:] = keep
-            for name in sorted(filenames):
-                child = here / name
-                if file_kind(str(child), dir_settings) is None:
-                    continue
-                if ignore.excluded(child, dir_settings, False):
-                    continue
-                if dir_settings.respect_gitignore and ignore.gitignored(child, False):
-                    continue
-                add(child, dir_settings)
+        _walk(str(path), resolver, ignore, add)
     return out
+
+
+def _walk(top: str, resolver: SettingsResolver, ignore: _Ignore, add: Callable[..., None]) -> None:
+    start = ignore.ancestor_specs(Path(top)) + ignore.own_spec(top)
+    specs_of: dict[str, list[tuple[str, Any]]] = {top: start}
+    for dirpath, dirnames, filenames in os.walk(top):
+        specs = specs_of.pop(dirpath, [])
+        settings = resolver.for_path(Path(dirpath))
+        user = ignore.user_spec(settings)
+        root = settings.root or ""
+        use_git = settings.respect_gitignore and bool(specs)
+        keep = []
+        for d in sorted(dirnames):
+            if d in DEFAULT_DIR_NAMES or d.endswith(".egg-info"):
+                continue
+            full = f"{dirpath}/{d}"
+            if user is not None and _user_excluded(user, full, root, True):
+                continue
+            if use_git and _git_match(specs, full, True):
+                continue
+            keep.append(d)
+            specs_of[full] = specs + ignore.own_spec(full)
+        dirnames[:] = keep
+        for name in sorted(filenames):
+            full = f"{dirpath}/{name}"
+            kind = "python" if name.endswith((".py", ".pyi")) else file_kind(full, settings)
+            if kind is None:
+                continue
+            if user is not None and _user_excluded(user, full, root, False):
+                continue
+            if use_git and _git_match(specs, full, False):
+                continue
+            add(full, settings, kind)
+
+
+def _user_excluded(spec: Any, full: str, root: str, is_dir: bool) -> bool:
+    suffix = "/" if is_dir else ""
+    if root and full.startswith(root + "/") and spec.match_file(full[len(root) + 1 :] + suffix):
+        return True
+    return bool(spec.match_file(full.rsplit("/", 1)[-1] + suffix))
+
+
+def _git_match(specs: list[tuple[str, Any]], full: str, is_dir: bool) -> bool:
+    suffix = "/" if is_dir else ""
+    for base, spec in specs:
+        if full.startswith(base + "/") and spec.match_file(full[len(base) + 1 :] + suffix):
+            return True
+    return False
 
 
 def _has_config(directory: Path) -> bool:
@@ -364,6 +452,7 @@ def _run_parallel(todo: list[Target], options: RunOptions) -> list[FileResult]:
     jobs = options.jobs or os.cpu_count() or 1
     if jobs <= 1 or len(todo) < 2 * jobs:
         return _check_chunk(todo, options.prefilter)
+    _warm_up(todo)
     size = max(1, min(64, len(todo) // (jobs * 4)))
     chunks = [todo[i : i + size] for i in range(0, len(todo), size)]
     out: list[FileResult] = []
@@ -371,6 +460,17 @@ def _run_parallel(todo: list[Target], options: RunOptions) -> list[FileResult]:
         for part in pool.map(_check_chunk, chunks, [options.prefilter] * len(chunks)):
             out.extend(part)
     return out
+
+
+def _warm_up(todo: list[Target]) -> None:
+    """Load rules and tokenizers once in the parent, so forked workers share them."""
+    from prefixlint.rules.base import all_rules
+    from prefixlint.tokens import tokenizer_for
+
+    all_rules()
+    for provider, model in {(t.settings.provider, t.settings.model) for t in todo}:
+        with contextlib.suppress(Exception):  # a worker reports the problem with a location
+            tokenizer_for(provider, model)
 
 
 def finalize(
@@ -437,7 +537,7 @@ def _on_changed_line(f: Finding, changed: dict[str, set[int]]) -> bool:
 
 
 def _suppressions_from_disk(path: str, targets: Iterable[Target]) -> FileSuppressions:
-    text, err = read_source(path)
+    text, _err = read_source(path)
     if text is None:
         return FileSuppressions(path=path)
     style = "python" if path.endswith((".py", ".pyi")) else "template"

@@ -27,7 +27,9 @@ from prefixlint.layout import SourceLocation
 UNUSED_CODE = "PFX900"
 _CODES = r"(?:\[(?P<codes>[^\]]*)\])?"
 PY_DIRECTIVE_RE = re.compile(r"#\s*prefixlint:\s*(?P<kind>ignore-file|ignore)\b" + _CODES)
-TEMPLATE_DIRECTIVE_RE = re.compile(r"\{#-?\s*prefixlint:\s*(?P<kind>ignore-file|ignore)\b" + _CODES + r"[^#]*#\}")
+TEMPLATE_DIRECTIVE_RE = re.compile(
+    r"\{#-?\s*prefixlint:\s*(?P<kind>ignore-file|ignore)\b" + _CODES + r"[^#]*#\}"
+)
 _CODE_RE = re.compile(r"^[A-Z]+\d{3}$")
 
 
@@ -80,7 +82,14 @@ class FileSuppressions:
             "style": self.style,
             "anchor": {str(k): v for k, v in self.anchor.items()},
             "directives": [
-                [d.line, d.col, d.end_col, list(d.codes) if d.codes is not None else None, d.file_level, d.text]
+                [
+                    d.line,
+                    d.col,
+                    d.end_col,
+                    list(d.codes) if d.codes is not None else None,
+                    d.file_level,
+                    d.text,
+                ]
                 for d in self.directives
             ],
         }
@@ -265,8 +274,13 @@ def _removal_fix(table: FileSuppressions, d: Directive, unused: list[str], text:
     remaining = [c for c in (d.codes or ()) if c not in unused]
     if remaining:
         new = _render(table.style, d.file_level, remaining)
-        return Fix("Remove unused codes from the suppression", (Edit(start, end, new),), Applicability.SAFE,
-                   purpose="remove-suppression", path=table.path)
+        return Fix(
+            "Remove unused codes from the suppression",
+            (Edit(start, end, new),),
+            Applicability.SAFE,
+            purpose="remove-suppression",
+            path=table.path,
+        )
     # Remove the whole comment and the whitespace before it.
     while start > base and text[start - 1] in " \t":
         start -= 1
@@ -274,10 +288,20 @@ def _removal_fix(table: FileSuppressions, d: Directive, unused: list[str], text:
     rest = text[end:line_end]
     if table.style == "python" and rest.strip() == "" and not text[base:start].strip():
         # The comment stood alone on its line: drop the whole line.
-        return Fix("Remove unused suppression", (Edit(base, line_end, ""),), Applicability.SAFE,
-                   purpose="remove-suppression", path=table.path)
-    return Fix("Remove unused suppression", (Edit(start, end, ""),), Applicability.SAFE,
-               purpose="remove-suppression", path=table.path)
+        return Fix(
+            "Remove unused suppression",
+            (Edit(base, line_end, ""),),
+            Applicability.SAFE,
+            purpose="remove-suppression",
+            path=table.path,
+        )
+    return Fix(
+        "Remove unused suppression",
+        (Edit(start, end, ""),),
+        Applicability.SAFE,
+        purpose="remove-suppression",
+        path=table.path,
+    )
 
 
 def _render(style: str, file_level: bool, codes: Iterable[str]) -> str:
@@ -319,7 +343,11 @@ def add_ignores(text: str, table: FileSuppressions, findings: Iterable[Finding])
             body = body.replace(existing.text, _render(table.style, False, merged), 1)
         else:
             sep = "  " if table.style == "python" else ""  # whitespace before {# #} would render
-            body = (body.rstrip() if table.style == "python" else body) + sep + _render(table.style, False, sorted(codes))
+            body = (
+                (body.rstrip() if table.style == "python" else body)
+                + sep
+                + _render(table.style, False, sorted(codes))
+            )
         lines[line_no - 1] = body + ending
         changed += 1
     return "".join(lines), changed

@@ -36,8 +36,9 @@ def settings_for_example(example: Example) -> Settings:
     return Settings.model_validate(data)
 
 
-def check_files(paths: Iterable[Path], root: Path, settings: Settings,
-                rules: Iterable[type[Rule]] | None = None) -> list[Finding]:
+def check_files(
+    paths: Iterable[Path], root: Path, settings: Settings, rules: Iterable[type[Rule]] | None = None
+) -> list[Finding]:
     """Findings of ``rules`` (all by default) for the given Python files of one project."""
     project = ProjectContext(root, settings)
     selected = [r() for r in (rules if rules is not None else all_rules())]
@@ -74,7 +75,7 @@ def apply_rule_fixes(findings: Iterable[Finding], path: Path, unsafe: bool) -> s
         if fix.applicability is Applicability.UNSAFE and not unsafe:
             continue
         spans = [(e.start, e.end) for e in fix.edits]
-        if any(a < d and c < b or a == c for a, b in spans for c, d in taken):
+        if any((a < d and c < b) or a == c for a, b in spans for c, d in taken):
             continue
         taken.extend(spans)
         edits.extend(fix.edits)

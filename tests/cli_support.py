@@ -69,6 +69,11 @@ def run_cli(args: list[str], cwd: Path, input: bytes | None = None) -> subproces
     """Run ``python -m prefixlint`` as a real subprocess."""
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     return subprocess.run(
-        [sys.executable, "-m", "prefixlint", *args], cwd=cwd, input=input, capture_output=True, env=env,
-        check=False, timeout=240,
+        [sys.executable, "-m", "prefixlint", *args],
+        cwd=cwd,
+        input=input,
+        capture_output=True,
+        env=env,
+        check=False,
+        timeout=240,
     )

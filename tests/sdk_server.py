@@ -255,8 +255,13 @@ class ProviderServer:
 
         return StreamingResponse(gen(), media_type="text/event-stream")
 
-    async def messages(self, request: Request) -> Any:
-        body = await request.json()
+    async def vertex(self, request: Request) -> Any:
+        """Anthropic on Vertex: ``.../models/{model}:rawPredict`` or ``:streamRawPredict``."""
+        model, _, verb = request.path_params["rest"].rsplit("/", 1)[-1].partition(":")
+        return await self.messages(request, {"model": model, "stream": verb == "streamRawPredict"})
+
+    async def messages(self, request: Request, extra: dict[str, Any] | None = None) -> Any:
+        body = {**(await request.json()), **(extra or {})}
         self.requests.append(body)
         usage = self.anthropic_usage(request, body)
         mid, model = f"msg_{uuid.uuid4().hex[:8]}", body.get("model")
@@ -289,7 +294,8 @@ class ProviderServer:
     def start(self) -> ProviderServer:
         app = Starlette(routes=[Route("/v1/chat/completions", self.chat, methods=["POST"]),
                                 Route("/v1/responses", self.responses, methods=["POST"]),
-                                Route("/v1/messages", self.messages, methods=["POST"])])
+                                Route("/v1/messages", self.messages, methods=["POST"]),
+                                Route("/v1/projects/{rest:path}", self.vertex, methods=["POST"])])
         config = uvicorn.Config(app, host="127.0.0.1", port=0, log_level="error", lifespan="off",
                                 access_log=False)
         self._server = uvicorn.Server(config)
@@ -308,3 +314,12 @@ class ProviderServer:
         if self._server is not None:
             self._server.should_exit = True
             self._thread.join(timeout=10)
+
+
+if __name__ == "__main__":  # run in its own process: prints the URL, serves until stdin closes
+    import sys
+
+    srv = ProviderServer(tokenizer=sys.argv[1] if len(sys.argv) > 1 else "cl100k").start()
+    print(srv.url, flush=True)
+    sys.stdin.read()
+    srv.stop()

@@ -105,12 +105,14 @@ def test_metrics_counter_mismatch_is_flagged() -> None:
 def test_cache_salt_and_extra_body_reach_the_server() -> None:
     cfg = FakeServerConfig(base_s=0.001, per_token_s=0.0)
     with fake_server(cfg) as (url, state):
-        with BenchClient(url, cfg.model, cache_salt="tenant-a", extra_body={"top_k": 1}) as a:
+        with BenchClient(url, cfg.model, cache_salt="tenant-a",
+                         extra_body={"top_k": 1, "temperature": None}) as a:
             first = a.send("x " * 100)
             again = a.send("x " * 100 + "y")
         with BenchClient(url, cfg.model, cache_salt="tenant-b", endpoint="completions") as b:
             other = b.send("x " * 100 + "y")
     assert state.bodies[0]["cache_salt"] == "tenant-a" and state.bodies[0]["top_k"] == 1
+    assert "temperature" not in state.bodies[0] and state.bodies[2]["temperature"] == 0
     assert "prompt" in state.bodies[2] and "messages" not in state.bodies[2]
     assert first.cached_tokens == 0 and again.cached_tokens == 96 and other.cached_tokens == 0
 

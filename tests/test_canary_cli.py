@@ -31,7 +31,8 @@ def test_ttft_writes_json_and_plots_and_compare(tmp_path: Path) -> None:
         res = _ttft(url, "--out", str(a_json), "--plot", str(png), "--label", "fast")
         assert res.exit_code == 0, res.output
         assert "speedup" in res.output and "agrees" in res.output
-    with fake_server(FakeServerConfig(base_s=0.002, per_token_s=0.0002, lie="report-without-speed")) as (url, _):
+    liar = FakeServerConfig(base_s=0.002, per_token_s=0.0002, lie="report-without-speed")
+    with fake_server(liar) as (url, _):
         res = _ttft(url, "--out", str(b_json), "--plot", str(svg), "--label", "liar", "--strict")
         assert res.exit_code == 1, res.output
         assert "FINDING" in res.output and "miss-like TTFT" in res.output
@@ -110,8 +111,8 @@ def test_usage_errors(tmp_path: Path) -> None:
 
 
 def test_cli_module_imports_only_light_dependencies() -> None:
-    code = ("import sys, prefixlint.canary.cli; "
-            "print(sorted(m for m in ('torch', 'matplotlib', 'httpx', 'scipy', 'numpy') if m in sys.modules))")
+    heavy = "('torch', 'matplotlib', 'httpx', 'scipy', 'numpy')"
+    code = f"import sys, prefixlint.canary.cli; print(sorted(m for m in {heavy} if m in sys.modules))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                          cwd=Path(__file__).resolve().parents[1])
     assert out.stdout.strip() == "[]"

@@ -1,4 +1,4 @@
-"""The ``prefixlint`` CLI: exit codes, discovery, stdin, cache, parallel workers, --changed-since, --add-ignore."""
+"""The ``prefixlint`` CLI: exit codes, discovery, stdin, cache, workers, --changed-since, --add-ignore."""
 
 from __future__ import annotations
 
@@ -103,8 +103,9 @@ def test_rules_and_rule_commands(tmp_path: Path) -> None:
 
 
 def test_stdin_with_filename(tmp_path: Path) -> None:
-    code, out, _ = invoke(["check", "-", "--stdin-filename", "pkg/mod.py", "--output-format", "json"], tmp_path,
-                          input=NON_UTF8)
+    code, out, _ = invoke(
+        ["check", "-", "--stdin-filename", "pkg/mod.py", "--output-format", "json"], tmp_path, input=NON_UTF8
+    )
     assert code == 1
     [f] = json.loads(out)
     assert f["filename"] == str(Path("pkg/mod.py")) and f["code"] == "PFX001"
@@ -118,19 +119,30 @@ def test_stdin_fix_prints_fixed_source(tmp_path: Path) -> None:
 
 def test_discovery_excludes_gitignore_and_templates(tmp_path: Path) -> None:
     (tmp_path / "pyproject.toml").write_text('[tool.prefixlint]\nexclude = ["generated/**"]\n')
-    for rel in ["src/a.py", "generated/g.py", ".venv/lib/v.py", "ignored_dir/i.py", "build/b.py",
-                "src/ignored.py", "prompts/system.j2", "notes.md"]:
+    for rel in [
+        "src/a.py",
+        "generated/g.py",
+        ".venv/lib/v.py",
+        "ignored_dir/i.py",
+        "build/b.py",
+        "src/ignored.py",
+        "prompts/system.j2",
+        "notes.md",
+    ]:
         p = tmp_path / rel
         p.parent.mkdir(parents=True, exist_ok=True)
         p.write_bytes(NON_UTF8)
     (tmp_path / ".gitignore").write_text("ignored_dir/\n")
     (tmp_path / "src" / ".gitignore").write_text("ignored.py\n")
-    code, out, _ = invoke(["check", "--no-cache", "--output-format", "json"], tmp_path)
+    _code, out, _ = invoke(["check", "--no-cache", "--output-format", "json"], tmp_path)
     names = sorted(Path(f["filename"]).as_posix() for f in json.loads(out))
     assert names == ["prompts/system.j2", "src/a.py"]
     # A file named explicitly is linted even if excluded, unless --force-exclude (pre-commit).
     assert invoke(["check", "--no-cache", "generated/g.py"], tmp_path)[0] == 1
-    assert invoke(["check", "--no-cache", "--force-exclude", "generated/g.py", "src/ignored.py"], tmp_path)[0] == 0
+    assert (
+        invoke(["check", "--no-cache", "--force-exclude", "generated/g.py", "src/ignored.py"], tmp_path)[0]
+        == 0
+    )
     # Files prefixlint does not lint are skipped silently when named.
     assert invoke(["check", "--no-cache", "notes.md"], tmp_path)[0] == 0
 
@@ -138,7 +150,7 @@ def test_discovery_excludes_gitignore_and_templates(tmp_path: Path) -> None:
 def test_cache_warm_run_analyses_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     calls = counting_analyzer(monkeypatch, deps={"a.py": {str(tmp_path / "prompts.py")}})
     (tmp_path / "a.py").write_text("import openai\n")
-    (tmp_path / "b.py").write_text("prompt = 'x'\n")
+    (tmp_path / "b.py").write_text("system_prompt = 'x'\n")
     (tmp_path / "prompts.py").write_text("x = 1\n")  # no prompt words: pre-filtered, never analysed
     (tmp_path / "bad.py").write_bytes(NON_UTF8 + b" prompt")
     first = invoke(["check", "-j", "1", "--output-format", "json"], tmp_path)
@@ -150,7 +162,7 @@ def test_cache_warm_run_analyses_nothing(tmp_path: Path, monkeypatch: pytest.Mon
     assert invoke(["check", "-j", "1", "--output-format", "json"], tmp_path) == first
     assert calls == []
     # Touching a file without changing it keeps the entry (content hash fallback).
-    (tmp_path / "b.py").write_text("prompt = 'x'\n")
+    (tmp_path / "b.py").write_text("system_prompt = 'x'\n")
     invoke(["check", "-j", "1"], tmp_path)
     assert calls == []
     # A dependency change invalidates the dependent file only.
@@ -175,16 +187,27 @@ def test_cache_dir_option(tmp_path: Path) -> None:
 
 def test_parallel_workers_match_single_process(tmp_path: Path) -> None:
     for i in range(12):
-        (tmp_path / f"m{i}.py").write_bytes(NON_UTF8 if i % 3 == 0 else b"prompt = 'hello'\n")
+        (tmp_path / f"m{i}.py").write_bytes(NON_UTF8 if i % 3 == 0 else b"system_prompt = 'hello'\n")
     one = invoke(["check", "--no-cache", "-j", "1", "--output-format", "json"], tmp_path)
     two = invoke(["check", "--no-cache", "-j", "2", "--output-format", "json"], tmp_path)
     assert one == two and len(json.loads(one[1])) == 4
 
 
 def _git(cwd: Path, *args: str) -> None:
-    subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True,
-                   env={"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",
-                        "GIT_COMMITTER_EMAIL": "t@t", "HOME": str(cwd), "PATH": "/usr/bin:/bin:/usr/local/bin"})
+    subprocess.run(
+        ["git", *args],
+        cwd=cwd,
+        check=True,
+        capture_output=True,
+        env={
+            "GIT_AUTHOR_NAME": "t",
+            "GIT_AUTHOR_EMAIL": "t@t",
+            "GIT_COMMITTER_NAME": "t",
+            "GIT_COMMITTER_EMAIL": "t@t",
+            "HOME": str(cwd),
+            "PATH": "/usr/bin:/bin:/usr/local/bin",
+        },
+    )
 
 
 def test_changed_since_reports_only_changed_lines(tmp_path: Path) -> None:
@@ -195,7 +218,9 @@ def test_changed_since_reports_only_changed_lines(tmp_path: Path) -> None:
     _git(tmp_path, "commit", "-q", "-m", "init")
     old.write_text("x = 1  # prefixlint: ignore[PFX001]\ny = 3  # prefixlint: ignore[PFX001]\n")
     (tmp_path / "new.py").write_bytes(NON_UTF8)
-    code, out, _ = invoke(["check", "--no-cache", "--changed-since", "HEAD", "--output-format", "concise"], tmp_path)
+    code, out, _ = invoke(
+        ["check", "--no-cache", "--changed-since", "HEAD", "--output-format", "concise"], tmp_path
+    )
     assert code == 1
     assert "old.py:2:8: PFX900" in out and "old.py:1:" not in out and "new.py:1:6: PFX001" in out
     code, out, _ = invoke(["check", "--no-cache", "--output-format", "concise"], tmp_path)
@@ -211,7 +236,7 @@ def test_add_ignore_then_clean(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) 
         return FileAnalysis(path=path, errors=errors)
 
     monkeypatch.setattr(checker, "analyze", analyze)
-    src = 'import prompt\nT = """a\ninclude b\n"""\nU = "include c"\n'
+    src = 'import prompts\nT = """a\ninclude b\n"""\nU = "include c"\n'
     (tmp_path / "a.py").write_text(src)
     (tmp_path / "t.j2").write_text("Hi\n{% include name %}\n")
     code, out, _ = invoke(["check", "--no-cache", "--output-format", "concise"], tmp_path)
@@ -219,7 +244,8 @@ def test_add_ignore_then_clean(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) 
     code, _, err = invoke(["check", "--no-cache", "--add-ignore"], tmp_path)
     assert code == 0 and "Added 3 prefixlint: ignore directives." in err
     assert (tmp_path / "a.py").read_text() == (
-        'import prompt\nT = """a\ninclude b\n"""  # prefixlint: ignore[PFX002]\nU = "include c"  # prefixlint: ignore[PFX002]\n'
+        'import prompts\nT = """a\ninclude b\n"""  # prefixlint: ignore[PFX002]\n'
+        'U = "include c"  # prefixlint: ignore[PFX002]\n'
     )
     assert (tmp_path / "t.j2").read_text() == "Hi\n{% include name %}{# prefixlint: ignore[PFX002] #}\n"
     code, out, _ = invoke(["check", "-j", "1", "--no-cache"], tmp_path)
@@ -247,3 +273,34 @@ def test_entry_point_version_and_help(tmp_path: Path) -> None:
     assert proc.returncode == 0 and proc.stdout.decode().startswith("prefixlint ")
     proc = run_cli(["check", "--help"], tmp_path)
     assert proc.returncode == 0 and b"--unsafe-fixes" in proc.stdout
+
+
+@pytest.mark.parametrize(
+    ("source", "expected"),
+    [
+        (b"from openai import OpenAI\n", True),
+        (b"import anthropic\n", True),
+        (b"SYSTEM_PROMPT = f'Today is {d}'\n", True),
+        (b"msgs = [{'role': 'user', 'content': q}]\n", True),
+        (b"client.messages.create(model=m, max_tokens=1, messages=msgs)\n", True),
+        (b"from jinja2 import Template\n", True),
+        (b"agent = Agent(instructions=text)\n", True),
+        (b"line = input(prompt)\nself.prompt = '(Pdb) '\n", False),
+        (b"import os\nos.system('ls')\nlogging.info(messages)\n", False),
+        (b"def add(a, b):\n    return a + b\n", False),
+    ],
+)
+def test_prefilter(source: bytes, expected: bool) -> None:
+    from prefixlint.config import Settings
+    from prefixlint.runner import may_build_prompts
+
+    assert may_build_prompts(source, Settings()) is expected
+
+
+def test_prefilter_includes_configured_sinks() -> None:
+    from prefixlint.config import Settings
+    from prefixlint.runner import may_build_prompts
+
+    settings = Settings(sinks=[{"call": "myllm.ask_model", "prompt": "question"}])
+    assert may_build_prompts(b"answer = ask_model(question=q)\n", settings)
+    assert not may_build_prompts(b"answer = ask_model(question=q)\n", Settings())

@@ -15,7 +15,9 @@ NON_UTF8 = b"x = '\xff'\n"
 
 
 def test_nearest_config_wins(tmp_path: Path) -> None:
-    (tmp_path / "pyproject.toml").write_text('[tool.prefixlint]\nprovider = "anthropic"\nmodel = "claude-sonnet-4-5"\n')
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.prefixlint]\nprovider = "anthropic"\nmodel = "claude-sonnet-4-5"\n'
+    )
     sub = tmp_path / "pkg" / "inner"
     sub.mkdir(parents=True)
     (tmp_path / "pkg" / "prefixlint.toml").write_text('ignore = ["PFX4"]\n')
@@ -51,7 +53,9 @@ def test_per_file_ignores_globs(tmp_path: Path) -> None:
 
 def test_per_file_ignores_apply_to_findings(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     use_analyzers(monkeypatch)
-    (tmp_path / "pyproject.toml").write_text('[tool.prefixlint]\nper-file-ignores = {"legacy/*" = ["PFX001"]}\n')
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.prefixlint]\nper-file-ignores = {"legacy/*" = ["PFX001"]}\n'
+    )
     (tmp_path / "legacy").mkdir()
     (tmp_path / "legacy" / "old.py").write_bytes(NON_UTF8)
     (tmp_path / "new.py").write_bytes(NON_UTF8)
@@ -64,9 +68,9 @@ def test_per_file_ignores_apply_to_findings(tmp_path: Path, monkeypatch: pytest.
     [
         ('[tool.prefixlint]\nselect = "PFX1"\n', "select: Input should be a valid list"),
         ('[tool.prefixlint]\nprovider = "nope"\n', "unknown provider 'nope'"),
-        ('[tool.prefixlint]\nno-such-key = 1\n', "no-such-key: Extra inputs are not permitted"),
-        ('[tool.prefixlint\nselect = 1\n', "invalid TOML"),
-        ('[tool.prefixlint]\nthresholds = {high = -1}\n', "thresholds.high"),
+        ("[tool.prefixlint]\nno-such-key = 1\n", "no-such-key: Extra inputs are not permitted"),
+        ("[tool.prefixlint\nselect = 1\n", "invalid TOML"),
+        ("[tool.prefixlint]\nthresholds = {high = -1}\n", "thresholds.high"),
     ],
 )
 def test_bad_config_is_a_clear_error_with_exit_2(tmp_path: Path, toml: str, expected: str) -> None:

@@ -16,8 +16,9 @@ from prefixlint.layout import SourceLocation
 SRC = 'import json\nPAYLOAD = json.dumps(data)\nSYSTEM = "static"\n'
 
 
-def with_fix(code: str, edits: tuple[Edit, ...], applicability: Applicability = Applicability.SAFE,
-             path: str = "a.py") -> Finding:
+def with_fix(
+    code: str, edits: tuple[Edit, ...], applicability: Applicability = Applicability.SAFE, path: str = "a.py"
+) -> Finding:
     fix = Fix("do it", edits, applicability, path=path)
     return Finding(code=code, message="m", location=SourceLocation(path, 1), fix=fix)
 
@@ -87,13 +88,19 @@ def test_fix_files_writes_other_file_named_by_fix(tmp_path: Path) -> None:
 def test_diff_mode_changes_nothing(tmp_path: Path) -> None:
     path = tmp_path / "a.py"
     path.write_text(SRC)
-    [outcome] = fix_files([with_fix("PFX401", (sort_keys_edit(SRC),), path=str(path))], lambda p: Settings(),
-                          unsafe=False, write=False)
+    [outcome] = fix_files(
+        [with_fix("PFX401", (sort_keys_edit(SRC),), path=str(path))],
+        lambda p: Settings(),
+        unsafe=False,
+        write=False,
+    )
     assert outcome.changed and path.read_text() == SRC
     assert "+PAYLOAD = json.dumps(data, sort_keys=True)" in outcome.diff()
 
 
-def test_cli_fix_removes_unused_suppression_and_is_idempotent(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_cli_fix_removes_unused_suppression_and_is_idempotent(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     use_analyzers(monkeypatch)
     path = tmp_path / "a.py"
     path.write_text("x = 1  # prefixlint: ignore[PFX001]\n")
@@ -120,8 +127,8 @@ def test_cli_fix_sort_keys_end_to_end(tmp_path: Path) -> None:
         "        {'role': 'user', 'content': question},\n"
         "    ])\n"
     )
-    code, out, _ = invoke(["check", "--no-cache", "--fix", "app.py"], tmp_path)
+    _code, out, _ = invoke(["check", "--no-cache", "--fix", "app.py"], tmp_path)
     fixed = path.read_text()
     assert "sort_keys=True" in fixed, out
-    code2, _, _ = invoke(["check", "--no-cache", "--fix", "app.py"], tmp_path)
+    _code2, _, _ = invoke(["check", "--no-cache", "--fix", "app.py"], tmp_path)
     assert path.read_text() == fixed

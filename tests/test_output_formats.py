@@ -28,15 +28,39 @@ def official_sarif_schema() -> dict:
 def sample_findings(tmp_path: Path) -> list[Finding]:
     src = tmp_path / "app.py"
     src.write_text('import datetime\nSYSTEM = f"Now: {datetime.datetime.now()}. You are a helpful bot."\n')
-    impact = Impact(tokens_lost=1204, prefix_tokens=3, reaches_minimum=False, minimum=1024, exact=True,
-                    encoding="o200k_base")
-    fix = Fix("Move the timestamp to the last user message", (Edit(17, 48, ""),), Applicability.UNSAFE,
-              purpose="move-to-end", path=str(src))
+    impact = Impact(
+        tokens_lost=1204,
+        prefix_tokens=3,
+        reaches_minimum=False,
+        minimum=1024,
+        exact=True,
+        encoding="o200k_base",
+    )
+    fix = Fix(
+        "Move the timestamp to the last user message",
+        (Edit(17, 48, ""),),
+        Applicability.UNSAFE,
+        purpose="move-to-end",
+        path=str(src),
+    )
     return [
-        Finding("PFX101", "Timestamp before 1,204 static tokens", SourceLocation(str(src), 2, 16, 2, 45),
-                Severity.HIGH, impact, fix, chain=(SourceLocation(str(src), 1, 0),), rule_name="timestamp-before-static"),
-        Finding("PFX001", 'Bad "input", with: commas\nand newlines %', SourceLocation(str(src), 1, 0),
-                Severity.INFO, rule_name="unanalysable-input"),
+        Finding(
+            "PFX101",
+            "Timestamp before 1,204 static tokens",
+            SourceLocation(str(src), 2, 16, 2, 45),
+            Severity.HIGH,
+            impact,
+            fix,
+            chain=(SourceLocation(str(src), 1, 0),),
+            rule_name="timestamp-before-static",
+        ),
+        Finding(
+            "PFX001",
+            'Bad "input", with: commas\nand newlines %',
+            SourceLocation(str(src), 1, 0),
+            Severity.INFO,
+            rule_name="unanalysable-input",
+        ),
     ]
 
 
@@ -52,12 +76,20 @@ def test_sarif_validates_against_official_schema(tmp_path: Path) -> None:
     first = run["results"][0]
     assert first["ruleId"] == "PFX101" and first["level"] == "error" and first["ruleIndex"] == 1
     assert first["locations"][0]["physicalLocation"]["region"] == {
-        "startLine": 2, "startColumn": 17, "endLine": 2, "endColumn": 46}
+        "startLine": 2,
+        "startColumn": 17,
+        "endLine": 2,
+        "endColumn": 46,
+    }
     assert first["properties"]["tokensLost"] == 1204
     assert first["fixes"][0]["artifactChanges"][0]["replacements"][0]["deletedRegion"] == {
-        "charOffset": 17, "charLength": 31}
+        "charOffset": 17,
+        "charLength": 31,
+    }
     # An empty run is valid too.
-    jsonschema.validate(json.loads(render("sarif", [], ReportContext())), schema, cls=jsonschema.Draft4Validator)
+    jsonschema.validate(
+        json.loads(render("sarif", [], ReportContext())), schema, cls=jsonschema.Draft4Validator
+    )
 
 
 def test_sarif_from_cli_run_validates(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -113,8 +145,15 @@ def test_text_has_location_impact_snippet_and_summary(tmp_path: Path) -> None:
 
 
 def test_describe_impact_approximate() -> None:
-    impact = Impact(tokens_lost=2000, prefix_tokens=1500, reaches_minimum=True, minimum=1024, exact=False,
-                    history_priced=True)
+    impact = Impact(
+        tokens_lost=2000,
+        prefix_tokens=1500,
+        reaches_minimum=True,
+        minimum=1024,
+        exact=False,
+        history_priced=True,
+    )
     assert describe_impact(impact) == (
-        "~2,000 tokens uncacheable plus the conversation history, prefix ~1,500 tokens (reaches the 1,024-token minimum)"
+        "~2,000 tokens uncacheable plus the conversation history, "
+        "prefix ~1,500 tokens (reaches the 1,024-token minimum)"
     )

@@ -76,3 +76,21 @@ def test_key_order_changes_the_hash() -> None:
     a = pieces_from_request({"tools": [{"a": 1, "b": 2}]}, "chat", cache)
     b = pieces_from_request({"tools": [{"b": 2, "a": 1}]}, "chat", cache)
     assert a[0].digest != b[0].digest
+
+
+def test_appended_history_reuses_pieces_and_matches_a_fresh_computation() -> None:
+    tok = tokenizer_for("openai", "gpt-4o")
+    cache = PieceCache(tok)
+    history = [{"role": "system", "content": "s " * 200}, {"role": "user", "content": "u1"}]
+    pieces_from_request({"messages": history}, "chat", cache)
+    history += [{"role": "assistant", "content": "a1"}, {"role": "user", "content": "u2"}]
+    reused = pieces_from_request({"messages": history}, "chat", cache)
+    fresh = pieces_from_request({"messages": [dict(m) for m in history]}, "chat", PieceCache(tok))
+    assert [(p.path, p.chain, p.end) for p in reused] == [(p.path, p.chain, p.end) for p in fresh]
+    # a message whose content was replaced is recomputed, not reused
+    history[1]["content"] = "edited"
+    edited = pieces_from_request({"messages": history}, "chat", cache)
+    assert edited[1].digest != reused[1].digest and edited[0].chain == reused[0].chain
+    # new tools invalidate the reuse: the chain starts with them
+    with_tools = pieces_from_request({"messages": history, "tools": [TOOL]}, "chat", cache)
+    assert with_tools[0].path == "tools[0]" and with_tools[1].chain != edited[0].chain

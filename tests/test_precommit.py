@@ -58,22 +58,27 @@ def _make_repo(tmp_path: Path) -> tuple[Path, dict[str, str]]:
         **os.environ,
         "PYTHONPATH": str(REPO),
         "PRE_COMMIT_HOME": str(tmp_path / "pc-home"),
-        "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t",
+        "GIT_AUTHOR_NAME": "t",
+        "GIT_AUTHOR_EMAIL": "t@t",
+        "GIT_COMMITTER_NAME": "t",
+        "GIT_COMMITTER_EMAIL": "t@t",
         "GIT_CONFIG_GLOBAL": str(tmp_path / "gitconfig"),
     }
     local_hooks = []
     for hook in hooks().values():
         entry = shlex.split(hook["entry"])
         assert entry[0] == "prefixlint"
-        local_hooks.append({
-            "id": hook["id"],
-            "name": hook["name"],
-            "entry": shlex.join([sys.executable, "-m", "prefixlint", *entry[1:]]),
-            "language": "system",
-            "types_or": hook["types_or"],
-            "require_serial": hook["require_serial"],
-            "args": [*hook.get("args", []), "--no-cache"],
-        })
+        local_hooks.append(
+            {
+                "id": hook["id"],
+                "name": hook["name"],
+                "entry": shlex.join([sys.executable, "-m", "prefixlint", *entry[1:]]),
+                "language": "system",
+                "types_or": hook["types_or"],
+                "require_serial": hook["require_serial"],
+                "args": [*hook.get("args", []), "--no-cache"],
+            }
+        )
     config = {"repos": [{"repo": "local", "hooks": local_hooks}]}
     (repo / ".pre-commit-config.yaml").write_text(yaml.safe_dump(config))
     subprocess.run(["git", "init", "-q"], cwd=repo, check=True, env=env)
@@ -82,8 +87,15 @@ def _make_repo(tmp_path: Path) -> tuple[Path, dict[str, str]]:
 
 def _run(repo: Path, env: dict[str, str], hook: str) -> subprocess.CompletedProcess[str]:
     subprocess.run(["git", "add", "-A"], cwd=repo, check=True, env=env)
-    return subprocess.run([PRE_COMMIT, "run", hook, "--all-files", "--color", "never"], cwd=repo, env=env,
-                          capture_output=True, text=True, timeout=240, check=False)
+    return subprocess.run(
+        [PRE_COMMIT, "run", hook, "--all-files", "--color", "never"],
+        cwd=repo,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=240,
+        check=False,
+    )
 
 
 @pytest.mark.skipif(not Path(PRE_COMMIT).exists(), reason="pre-commit is in the dev extra")

@@ -21,8 +21,26 @@ def _cases(kind: str) -> list:
     return out
 
 
-LAYOUT_RULES = ["PFX101", "PFX102", "PFX103", "PFX104", "PFX105", "PFX106", "PFX107", "PFX108", "PFX109",
-                "PFX201", "PFX301", "PFX401", "PFX402", "PFX403", "PFX501", "PFX502", "PFX503", "PFX504"]
+LAYOUT_RULES = [
+    "PFX101",
+    "PFX102",
+    "PFX103",
+    "PFX104",
+    "PFX105",
+    "PFX106",
+    "PFX107",
+    "PFX108",
+    "PFX109",
+    "PFX201",
+    "PFX301",
+    "PFX401",
+    "PFX402",
+    "PFX403",
+    "PFX501",
+    "PFX502",
+    "PFX503",
+    "PFX504",
+]
 
 
 def test_every_rule_has_examples_and_docs() -> None:
@@ -53,8 +71,9 @@ def test_invalid_example_fires(rule: type[Rule], example: Example, tmp_path: Pat
         cst.parse_module(fixed)
         # a second run of the fix changes nothing
         again_root = tmp_path / "again"
-        again = Example(code=fixed, path=example.path, files=example.files, provider=example.provider,
-                        model=example.model)
+        again = Example(
+            code=fixed, path=example.path, files=example.files, provider=example.provider, model=example.model
+        )
         write_example(again, again_root)
         second = [f for f in check_example(again, again_root) if f.code == rule.code]
         assert apply_rule_fixes(second, again_root / example.path, unsafe=example.unsafe) == fixed

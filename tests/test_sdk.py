@@ -87,12 +87,14 @@ def test_volatile_values_leave_the_static_prefix_identical(server: ProviderServe
     reports: list[CacheReport] = []
     client = _client(server, reports, tenant="acme")
     for day, rid in (("2026-11-28", "req-1"), ("2026-11-29", "req-2")):
-        system = [{"type": "text", "text": SYSTEM}, {"type": "text", "text": sdk.volatile(f"Today is {day}", "date")}]
+        stamp = sdk.volatile(f"Today is {day}", "date")
+        system = [{"type": "text", "text": SYSTEM}, {"type": "text", "text": stamp}]
         client.chat.completions.create(model="gpt-4o", messages=[{"role": "system", "content": system},
                                                                  {"role": "user", "content": "hi"}],
                                        prefixlint_volatile={"request_id": rid})
     a, b = server.requests
-    assert a["messages"][0] == b["messages"][0] == {"role": "system", "content": [{"type": "text", "text": SYSTEM}]}
+    static_system = {"role": "system", "content": [{"type": "text", "text": SYSTEM}]}
+    assert a["messages"][0] == b["messages"][0] == static_system
     assert a["messages"][1]["content"][0] == b["messages"][1]["content"][0] == {"type": "text", "text": "hi"}
     tail = b["messages"][1]["content"][1]["text"]
     assert "Today is 2026-11-29" in tail and "request_id: req-2" in tail
@@ -233,7 +235,8 @@ def test_raw_responses_are_accounted_and_raw_streams_pass_through(server: Provid
     assert raw.headers.get("content-type") == "application/json"
     assert raw.parse().choices[0].message.content == "ok"
     assert reports[-1].verdict is Verdict.HIT and reports[-1].reported_cached
-    raw_stream = client.chat.completions.with_raw_response.create(model="gpt-4o", messages=_msgs("c"), stream=True)
+    raw_stream = client.chat.completions.with_raw_response.create(model="gpt-4o", messages=_msgs("c"),
+                                                                  stream=True)
     assert len(list(raw_stream.parse())) == 3
     assert reports[-1].verdict is Verdict.UNVERIFIED
     with client.chat.completions.with_streaming_response.create(model="gpt-4o", messages=_msgs("d")) as resp:
@@ -272,7 +275,8 @@ def test_broken_callback_and_malformed_usage_never_break_the_call(server: Provid
 
 
 def test_canonicalization_is_opt_in(server: ProviderServer) -> None:
-    tools = [{"type": "function", "function": {"parameters": {"type": "object", "properties": {}}, "name": "zeta"}},
+    zeta = {"parameters": {"type": "object", "properties": {}}, "name": "zeta"}
+    tools = [{"type": "function", "function": zeta},
              {"type": "function", "function": {"name": "alpha", "parameters": {"type": "object"}}}]
     plain = _client(server, [])
     plain.chat.completions.create(model="gpt-4o", messages=_msgs("a\r\n"), tools=tools)
@@ -280,7 +284,8 @@ def test_canonicalization_is_opt_in(server: ProviderServer) -> None:
     canon = _client(server, [], key="k2", sort_keys=True, sort_tools=True, normalize_newlines=True,
                     strip_trailing_whitespace=True)
     canon.chat.completions.create(model="gpt-4o", messages=_msgs("a  \r\nb"), tools=tools,
-                                  response_format={"type": "json_schema", "json_schema": {"schema": {}, "name": "x"}})
+                                  response_format={"type": "json_schema",
+                                                   "json_schema": {"schema": {}, "name": "x"}})
     sent = server.requests[-1]
     assert [t["function"]["name"] for t in sent["tools"]] == ["alpha", "zeta"]
     assert list(sent["tools"][1]["function"]) == ["name", "parameters"]
@@ -356,8 +361,8 @@ def test_async_two_tenants_concurrently(server: ProviderServer) -> None:
             for i in range(3):
                 await asyncio.sleep(0)
                 if i == 2:
-                    stream = await client.chat.completions.create(model="gpt-4o", messages=_msgs(f"{name}{i}"),
-                                                                  stream=True)
+                    stream = await client.chat.completions.create(
+                        model="gpt-4o", messages=_msgs(f"{name}{i}"), stream=True)
                     async for _ in stream:
                         pass
                 else:
@@ -402,3 +407,14 @@ def test_azure_client_is_detected(server: ProviderServer) -> None:
     assert sdk.detect_provider(client) == "azure"
     sdk.wrap(client)
     assert sdk.is_wrapped(client) and client._prefixlint_state.provider == "azure"
+
+
+def test_background_accounting_gives_the_same_reports(server: ProviderServer) -> None:
+    reports: list[CacheReport] = []
+    client = _client(server, reports, tenant="acme", background=True, include_usage=True)
+    client.chat.completions.create(model="gpt-4o", messages=_msgs("a"))
+    client.chat.completions.create(model="gpt-4o", messages=_msgs("b"))
+    list(client.chat.completions.create(model="gpt-4o", messages=_msgs("c"), stream=True))
+    assert sdk.flush(client)
+    assert [r.verdict for r in reports] == [Verdict.EXPECTED_MISS, Verdict.HIT, Verdict.HIT]
+    assert sdk.stats(client).requests == 3

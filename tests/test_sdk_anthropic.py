@@ -88,9 +88,11 @@ def test_no_breakpoint_below_the_minimum_and_user_controls_respected(server: Pro
     assert _controls(server.requests[-1]) == []
     assert reports[-1].verdict is Verdict.EXPECTED_MISS and reports[-1].breakpoints == 0
     mine = [{"type": "text", "text": SYSTEM, "cache_control": {"type": "ephemeral"}}]
-    client.messages.create(model=MODEL, max_tokens=5, system=mine, messages=[{"role": "user", "content": "a"}])
+    client.messages.create(model=MODEL, max_tokens=5, system=mine,
+                           messages=[{"role": "user", "content": "a"}])
     assert _controls(server.requests[-1]) == [("system[0]", "5m")]
-    client.messages.create(model=MODEL, max_tokens=5, system=mine, messages=[{"role": "user", "content": "b"}])
+    client.messages.create(model=MODEL, max_tokens=5, system=mine,
+                           messages=[{"role": "user", "content": "b"}])
     assert reports[-1].verdict is Verdict.HIT
     off = _client(server, [], breakpoints=False)
     off.messages.create(model=MODEL, max_tokens=5, system=SYSTEM, messages=[{"role": "user", "content": "c"}])
@@ -166,7 +168,8 @@ def test_async_anthropic_two_tenants(server: ProviderServer) -> None:
     async def main() -> None:
         await asyncio.gather(run("acme"), run("globex"))
         with pytest.raises(sdk.TenantRequiredError):
-            await client.messages.create(model=MODEL, max_tokens=5, messages=[{"role": "user", "content": "x"}])
+            await client.messages.create(model=MODEL, max_tokens=5,
+                                         messages=[{"role": "user", "content": "x"}])
         await client.close()
 
     with warnings.catch_warnings():
@@ -181,5 +184,21 @@ def test_over_reporting_anthropic_server(server: ProviderServer) -> None:
     reports: list[CacheReport] = []
     client = _client(server, reports)
     server.mode = "over"
-    client.messages.create(model=MODEL, max_tokens=5, system=SYSTEM, messages=[{"role": "user", "content": "a"}])
+    client.messages.create(model=MODEL, max_tokens=5, system=SYSTEM,
+                           messages=[{"role": "user", "content": "a"}])
     assert reports[-1].verdict is Verdict.UNEXPECTED_HIT
+
+
+def test_vertex_client_is_wrapped_like_anthropic(server: ProviderServer) -> None:
+    reports: list[CacheReport] = []
+    client = sdk.wrap(anthropic.AnthropicVertex(region="us-east5", project_id="p", access_token="t",
+                                                base_url=server.url + "/v1", max_retries=0),
+                      on_report=reports.append)
+    for q in ("a", "b"):
+        client.messages.create(model=MODEL, max_tokens=5, system=SYSTEM,
+                               messages=[{"role": "user", "content": q}])
+    with client.messages.stream(model=MODEL, max_tokens=5, system=SYSTEM,
+                                messages=[{"role": "user", "content": "c"}]) as s:
+        s.get_final_message()
+    assert _controls(server.requests[-1])
+    assert [r.verdict for r in reports] == [Verdict.EXPECTED_MISS, Verdict.HIT, Verdict.HIT]

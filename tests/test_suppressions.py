@@ -48,7 +48,9 @@ def test_line_directive_covers_whole_multiline_string_only() -> None:
 
 
 def test_blanket_and_file_level() -> None:
-    text = "# prefixlint: ignore-file[PFX301]\nx = 1  # prefixlint: ignore\ny = 2  # prefixlint: ignore-file\n"
+    text = (
+        "# prefixlint: ignore-file[PFX301]\nx = 1  # prefixlint: ignore\ny = 2  # prefixlint: ignore-file\n"
+    )
     table = parse_python("a.py", text)
     assert table.matching(40, "PFX301") is not None  # file level applies everywhere
     assert table.matching(40, "PFX101") is None
@@ -58,12 +60,21 @@ def test_blanket_and_file_level() -> None:
 
 
 def test_apply_suppressions_and_unused_with_fix() -> None:
-    text = "a = 1  # prefixlint: ignore[PFX101, PFX102]\nb = 2  # prefixlint: ignore[PFX103]\n# prefixlint: ignore-file[PFX555]\n"
+    text = (
+        "a = 1  # prefixlint: ignore[PFX101, PFX102]\n"
+        "b = 2  # prefixlint: ignore[PFX103]\n"
+        "# prefixlint: ignore-file[PFX555]\n"
+    )
     table = parse_python("a.py", text)
     result = apply_suppressions([finding("PFX101", 1), finding("PFX104", 2)], {"a.py": table})
     assert [f.code for f in result.kept] == ["PFX104"]
-    unused = unused_findings(table, result.used, enabled=["PFX101", "PFX102", "PFX103"],
-                             known=["PFX101", "PFX102", "PFX103"], text=text)
+    unused = unused_findings(
+        table,
+        result.used,
+        enabled=["PFX101", "PFX102", "PFX103"],
+        known=["PFX101", "PFX102", "PFX103"],
+        text=text,
+    )
     messages = {f.location.line: f.message for f in unused}
     assert messages[1] == "Unused suppression (unused: PFX102)"
     assert messages[2] == "Unused suppression (unused: PFX103)"

@@ -47,8 +47,8 @@ def settings(root: Path, **kw) -> Settings:
 
 
 def test_style_by_suffix_and_config_globs(tmp_path: Path):
-    s = settings(tmp_path, **{"plain-prompt-globs": ["prompts/*.txt"], "template-globs": ["*.j2", "*.tmpl",
-                                                                                           "*.prompty", "*.prompt"]})
+    globs = ["*.j2", "*.tmpl", "*.prompty", "*.prompt"]
+    s = settings(tmp_path, **{"plain-prompt-globs": ["prompts/*.txt"], "template-globs": globs})
     assert template_style_for(tmp_path / "a.j2", s) == "jinja"
     assert template_style_for(tmp_path / "x" / "a.tmpl", s) == "jinja"
     assert template_style_for(tmp_path / "a.prompty", s) == "prompty"
@@ -74,7 +74,8 @@ def test_prompty_roles_sections_and_front_matter_lines():
     assert len(history) == 2 and all(s.section is Section.MESSAGES and s.repeated for s in history)
     question = r.segments[-1] if r.segments[-1].dynamic else r.segments[-2]
     assert question.kind is DynamicKind.USER_INPUT
-    assert (question.section, question.role, question.is_last_user_message) == (Section.MESSAGES, "user", True)
+    assert question.section is Section.MESSAGES and question.role == "user"
+    assert question.is_last_user_message
     assert question.message_index > history[0].message_index > 0
 
 
@@ -161,7 +162,8 @@ def test_jinja_suppression_is_not_taken_from_text_or_strings():
 
 
 def test_suppressions_in_other_styles():
-    assert template_suppressions("Hi {{name}} {{! prefixlint: ignore[PFX101] }}", "mustache") == {1: {"PFX101"}}
+    mustache = "Hi {{name}} {{! prefixlint: ignore[PFX101] }}"
+    assert template_suppressions(mustache, "mustache") == {1: {"PFX101"}}
     plain = "Today is {today}. <!-- prefixlint: ignore[PFX101] -->\n# prefixlint: ignore\n{user}\n"
     assert template_suppressions(plain, "format") == {1: {"PFX101"}, 3: None}
     assert template_suppressions("x\r\n{# prefixlint: ignore #}\r\n{{ y }}", "jinja") == {3: None}

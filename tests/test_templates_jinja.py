@@ -267,3 +267,35 @@ def test_find_template_search_order(tmp_path: Path):
     assert find_template("a/x.j2", [], tmp_path) == (tmp_path / "a/x.j2").resolve()
     assert find_template("prompts/y.j2", [], tmp_path) == (tmp_path / "deep/nested/prompts/y.j2").resolve()
     assert find_template("missing.j2", [], tmp_path) is None
+
+
+def test_with_namespace_and_filter_blocks():
+    r = jinja("{% set ns = namespace(v=none) %}{% set ns.v = now() %}{{ ns.v }}"
+              "{% with who = user_name %}[{{ who }}]{% endwith %}"
+              "{% filter upper %}up {{ docs }}{% endfilter %}")
+    assert shape(r) == [
+        (False, DynamicKind.TIMESTAMP), (True, "["), (False, DynamicKind.USER_IDENTITY), (True, "]up "),
+        (False, DynamicKind.RETRIEVED_CONTEXT),
+    ]
+
+
+def test_extends_loop_is_reported(tmp_path: Path):
+    write(tmp_path, {"a.j2": "{% extends 'b.j2' %}{% block x %}A{% endblock %}",
+                     "b.j2": "{% extends 'a.j2' %}{% block x %}B{% endblock %}"})
+    a = tmp_path / "a.j2"
+    r = render_segments(a.read_text(), style="jinja", path=str(a), root=tmp_path)
+    assert [e.code for e in r.errors] == ["PFX002"]
+    assert "include loop" in r.errors[0].message
+    assert shape(r) == [(True, "A")]
+
+
+def test_included_templates_are_parsed_once_per_process(tmp_path: Path):
+    from prefixlint.analysis.templates.jinja_parse import parse_jinja
+
+    write(tmp_path, {"part.j2": "shared {{ today }} part, unique to this test " + tmp_path.name})
+    text = "{% include 'part.j2' %}" * 5
+    before = parse_jinja.cache_info()
+    render_segments(text, style="jinja", path="m.j2", root=tmp_path)
+    after = parse_jinja.cache_info()
+    assert after.misses - before.misses == 2  # the main text and part.j2, once each
+    assert after.hits - before.hits >= 4

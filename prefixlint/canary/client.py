@@ -113,7 +113,9 @@ class BenchClient:
         if self.cache_salt:
             body["cache_salt"] = self.cache_salt
         body.update(self.extra_body)
-        return body
+        # A null in extra_body removes the field (e.g. ``"temperature": null`` for models that
+        # refuse it, ``"max_tokens": null`` next to ``"max_completion_tokens": 1``).
+        return {k: v for k, v in body.items() if v is not None}
 
     def send(self, prompt: str) -> StreamResult:
         """Stream one request and return its timing and usage."""

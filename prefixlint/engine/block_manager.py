@@ -9,7 +9,8 @@ always computed and the request gets logits.
 Free blocks live in one ordered dict, the eviction order: blocks with no cached content at the
 front (reused first), cached blocks at the back in least-recently-freed order. Taking a cached
 block off the front evicts its hash. Every (re)allocation bumps the block's generation and sets
-its owner namespace; those are the owner tags that :mod:`integrity` checks.
+its owner namespace; those are the owner tags that :mod:`integrity` checks. Generations come from
+one pool-wide counter, so a tag names exactly one allocation of one block.
 """
 
 from __future__ import annotations
@@ -71,6 +72,8 @@ class BlockManager:
         self.free: OrderedDict[int, None] = OrderedDict((i, None) for i in range(num_blocks))
         self.hash_to_block: dict[bytes, int] = {}
         self.hits = self.misses = self.evictions = 0  # in blocks
+        self.quarantined = 0  # blocks a freed sequence no longer owned (left untouched)
+        self._generation = 0
 
     @property
     def num_blocks(self) -> int:
@@ -162,7 +165,8 @@ class BlockManager:
         if blk.hash is not None:
             self._forget(blk)
             self.evictions += 1
-        blk.generation += 1
+        self._generation += 1
+        blk.generation = self._generation
         blk.namespace = namespace
         blk.ref_count = 1
         blk.num_written = 0
@@ -207,8 +211,11 @@ class BlockManager:
     def free_seq(self, seq: Sequence) -> None:
         """Drop ``seq``'s references; blocks reaching zero go back to the free list."""
         scrubbed: list[int] = []
-        for bid in reversed(seq.block_table):  # tail first, so tails are evicted first
+        for bid, tag in zip(reversed(seq.block_table), reversed(seq.block_tags)):  # tails first
             blk = self.blocks[bid]
+            if (blk.namespace, blk.generation) != tag:
+                self.quarantined += 1  # a corrupted table entry: never touch another owner's block
+                continue
             blk.ref_count -= 1
             assert blk.ref_count >= 0, f"block {bid} ref count below zero"
             if blk.ref_count:

@@ -32,6 +32,14 @@ class ModelConfig:
     tie_word_embeddings: bool = True
     qkv_bias: bool = False
     eos_token_ids: tuple[int, ...] = (CL100K_EOS,)
+    # Hashed-down vocabulary: input id t uses embedding row t % vocab_size, and the model can only
+    # emit ids below vocab_size (all ordinary cl100k tokens). Keeps the CPU preset's LM head small.
+    fold_input_ids: bool = False
+
+    @property
+    def input_vocab_size(self) -> int:
+        """Token ids the model accepts as input."""
+        return max(CL100K_VOCAB, self.vocab_size) if self.fold_input_ids else self.vocab_size
 
     def num_params(self) -> int:
         """Parameter count (embedding counted once when tied)."""
@@ -46,11 +54,12 @@ class ModelConfig:
         return 2 * self.num_layers * self.num_kv_heads * self.head_dim * dtype_bytes
 
 
-# The vocabulary is always the full cl100k_base one, so engine token counts equal the linter's
-# and SDK's. Weights are random (seeded); prefill cost does not depend on their values.
+# Prompts are always tokenized with cl100k_base, so engine token counts equal the linter's and
+# SDK's. Weights are random (seeded); prefill cost does not depend on their values. The timing
+# presets carry the full cl100k vocabulary so the LM head costs what it really costs.
 PRESETS: dict[str, ModelConfig] = {
-    # CPU tests: about 13M parameters, almost all of them the tied embedding.
-    "tiny": ModelConfig("tiny"),
+    # CPU tests: about 1.3M parameters, with a hashed-down 8192-row vocabulary (see fold_input_ids).
+    "tiny": ModelConfig("tiny", vocab_size=8192, fold_input_ids=True),
     # About 0.45B parameters, Qwen2.5-0.5B-like body.
     "small": ModelConfig("small", hidden_size=896, intermediate_size=4864, num_layers=24, num_heads=14,
                          num_kv_heads=2, head_dim=64, rope_theta=1e6, rms_norm_eps=1e-6),

@@ -62,21 +62,25 @@ def reserve_unwritten_blocks(seq: Sequence, bm: BlockManager, num_blocks: int, f
     """
     bm.append_blocks(seq, num_blocks * bm.block_size + 1)
     target = len(seq.block_table) * bm.block_size  # the last token lands in the last slot
-    last = seq.token_ids[-1]
-    seq.token_ids[-1:] = [filler] * (target - len(seq.token_ids)) + [last]
+    last, pad = seq.token_ids[-1], target - len(seq.token_ids)
+    seq.token_ids[-1:] = [filler] * pad + [last]
+    seq.num_prompt_tokens += pad  # the engine now "believes" in a longer prompt
     seq.num_computed_tokens = target - 1
     seq.block_valid = [bm.block_size] * len(seq.block_table)
     seq.block_valid[-1] = bm.block_size - 1
 
 
 def swap_in_foreign_block(seq: Sequence, bm: BlockManager) -> None:
-    """Point ``seq``'s first block at a block it was never given (another tenant's). Test-only."""
+    """Point ``seq``'s first block at a block it was never given (another request's, if any).
+    The block it held is lost, as it would be after a real table corruption. Test-only."""
     own = set(seq.block_table)
-    other = next(b for b in bm.blocks if b.block_id not in own)
+    others = [b for b in bm.blocks if b.block_id not in own]
+    other = next((b for b in others if b.ref_count > 0), others[0])
     seq.block_table[0] = other.block_id
 
 
 def recycle_block_behind_back(seq: Sequence, bm: BlockManager) -> None:
-    """Bump the generation of ``seq``'s first block, as if it had been freed and reallocated
-    while still in the table. Test-only."""
-    bm.blocks[seq.block_table[0]].generation += 1
+    """Give ``seq``'s first block a new generation, as if it had been freed and reallocated while
+    still in the table. Test-only."""
+    bm._generation += 1
+    bm.blocks[seq.block_table[0]].generation = bm._generation

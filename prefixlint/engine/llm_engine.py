@@ -131,7 +131,7 @@ class LLMEngine:
         if needed > self.block_manager.num_blocks:
             raise AdmissionError(f"the prompt needs {needed} KV blocks; the pool has "
                                  f"{self.block_manager.num_blocks}")
-        vocab = self.model_config.vocab_size
+        vocab = self.model_config.input_vocab_size
         bad = next((t for t in prompt_token_ids if not 0 <= t < vocab), None)
         if bad is not None:
             raise AdmissionError(f"token id {bad} is outside the vocabulary (0..{vocab - 1})")
@@ -196,7 +196,10 @@ class LLMEngine:
             for seq in touched:
                 cb = self._callbacks.get(seq.seq_id)
                 if cb is not None:
-                    cb(seq, new_tokens.get(seq.seq_id, []))
+                    try:
+                        cb(seq, new_tokens.get(seq.seq_id, []))
+                    except Exception:  # a broken listener must not stop the engine
+                        log.exception("update callback of request %d failed", seq.seq_id)
                 if seq.is_finished:
                     self._callbacks.pop(seq.seq_id, None)
             return touched
@@ -333,7 +336,8 @@ class LLMEngine:
         q: asyncio.Queue = asyncio.Queue()
 
         def on_update(seq: Sequence, new: list[int]) -> None:
-            loop.call_soon_threadsafe(q.put_nowait, (list(new), seq.is_finished))
+            if not loop.is_closed():
+                loop.call_soon_threadsafe(q.put_nowait, (list(new), seq.is_finished))
 
         seq = self.add_request(prompt, params, salt, cacheable_tokens, on_update)
         finished = False
@@ -346,6 +350,7 @@ class LLMEngine:
                     yield StreamDelta(new, None, seq.num_cached_tokens)
         finally:
             if not finished:
+                self._callbacks.pop(seq.seq_id, None)
                 self.abort(seq)
 
     # -- introspection -------------------------------------------------------------------------

@@ -91,7 +91,7 @@ def load_plugins() -> tuple[Plugin, ...]:
             continue
         try:
             plugin = ep.load()
-        except Exception as exc:  # noqa: BLE001 - a broken third-party plugin must not stop linting
+        except Exception as exc:
             log.warning("prefixlint plugin %s failed to load: %s", ep.name, exc)
             continue
         if isinstance(plugin, Plugin):

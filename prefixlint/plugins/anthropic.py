@@ -7,8 +7,13 @@ PLUGIN = Plugin(
     sinks=(
         SinkSpec(
             name="anthropic messages.create",
-            calls=("messages.create", "messages.stream", "beta.messages.create", "messages.count_tokens",
-                   "beta.prompt_caching.messages.create"),
+            calls=(
+                "messages.create",
+                "messages.stream",
+                "beta.messages.create",
+                "messages.count_tokens",
+                "beta.prompt_caching.messages.create",
+            ),
             provider="anthropic",
             system=("system",),
             messages=("messages",),

@@ -23,8 +23,18 @@ PLUGIN = Plugin(
         ),
         SinkSpec(
             name="langchain chat model invoke",
-            calls=("llm.invoke", "llm.ainvoke", "chat.invoke", "chat.ainvoke", "model.invoke", "model.ainvoke",
-                   "chat_model.invoke", "chat_model.ainvoke", "llm.stream", "model.stream"),
+            calls=(
+                "llm.invoke",
+                "llm.ainvoke",
+                "chat.invoke",
+                "chat.ainvoke",
+                "model.invoke",
+                "model.ainvoke",
+                "chat_model.invoke",
+                "chat_model.ainvoke",
+                "llm.stream",
+                "model.stream",
+            ),
             provider="auto",
             messages=("input",),
             positional={0: "messages"},
@@ -41,6 +51,8 @@ PLUGIN = Plugin(
         "HumanMessagePromptTemplate": "user",
     },
     template_constructors={"ChatPromptTemplate.from_messages": "format", "PromptTemplate": "format"},
-    dynamic_calls={"retrieved_context": ["*.retriever.invoke", "*.as_retriever().invoke"],
-                   "memory": ["*.load_memory_variables"]},
+    dynamic_calls={
+        "retrieved_context": ["*.retriever.invoke", "*.as_retriever().invoke"],
+        "memory": ["*.load_memory_variables"],
+    },
 )

@@ -7,8 +7,15 @@ PLUGIN = Plugin(
     sinks=(
         SinkSpec(
             name="litellm completion",
-            calls=("litellm.completion", "litellm.acompletion", "completion", "acompletion",
-                   "Router.completion", "router.completion", "router.acompletion"),
+            calls=(
+                "litellm.completion",
+                "litellm.acompletion",
+                "completion",
+                "acompletion",
+                "Router.completion",
+                "router.completion",
+                "router.acompletion",
+            ),
             provider="auto",
             messages=("messages",),
             tools=("tools",),

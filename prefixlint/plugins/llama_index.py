@@ -7,9 +7,16 @@ PLUGIN = Plugin(
     sinks=(
         SinkSpec(
             name="llama-index chat engine",
-            calls=("SimpleChatEngine.from_defaults", "ContextChatEngine.from_defaults",
-                   "CondensePlusContextChatEngine.from_defaults", "as_chat_engine", "as_query_engine",
-                   "ReActAgent.from_tools", "FunctionAgent", "OpenAIAgent.from_tools"),
+            calls=(
+                "SimpleChatEngine.from_defaults",
+                "ContextChatEngine.from_defaults",
+                "CondensePlusContextChatEngine.from_defaults",
+                "as_chat_engine",
+                "as_query_engine",
+                "ReActAgent.from_tools",
+                "FunctionAgent",
+                "OpenAIAgent.from_tools",
+            ),
             provider="auto",
             system=("system_prompt",),
             messages=("prefix_messages", "chat_history"),

@@ -7,8 +7,12 @@ PLUGIN = Plugin(
     sinks=(
         SinkSpec(
             name="openai chat.completions.create",
-            calls=("chat.completions.create", "chat.completions.parse", "beta.chat.completions.parse",
-                   "chat.completions.stream"),
+            calls=(
+                "chat.completions.create",
+                "chat.completions.parse",
+                "beta.chat.completions.parse",
+                "chat.completions.stream",
+            ),
             provider="openai",
             messages=("messages",),
             tools=("tools", "functions"),

@@ -7,7 +7,12 @@ from collections.abc import Sequence
 from prefixlint.diagnostics import Finding, Severity
 from prefixlint.report import ReportContext, display_path
 
-_LEVEL = {Severity.HIGH: "error", Severity.MEDIUM: "warning", Severity.LOW: "warning", Severity.INFO: "notice"}
+_LEVEL = {
+    Severity.HIGH: "error",
+    Severity.MEDIUM: "warning",
+    Severity.LOW: "warning",
+    Severity.INFO: "notice",
+}
 
 
 def _escape_data(text: str) -> str:

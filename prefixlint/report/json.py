@@ -50,9 +50,7 @@ def finding_json(f: Finding, fixable: bool) -> dict[str, Any]:
         "end_location": _loc(loc.end_line or loc.line, loc.end_col if loc.end_col is not None else loc.col),
         "fix": fix,
         "impact": impact,
-        "chain": [
-            {"filename": display_path(c.path), "location": _loc(c.line, c.col)} for c in f.chain
-        ],
+        "chain": [{"filename": display_path(c.path), "location": _loc(c.line, c.col)} for c in f.chain],
         "confidence": f.confidence,
         "snippet": f.snippet,
     }

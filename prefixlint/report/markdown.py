@@ -7,7 +7,7 @@ END = "<!-- rules-table:end -->"
 
 
 def _cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ").strip()
+    return text.replace("``", "`").replace("|", "\\|").replace("\n", " ").strip()
 
 
 def rules_table() -> str:
@@ -31,3 +31,15 @@ def table_in(document: str) -> str:
     """The text between the rules-table markers, stripped of the surrounding newlines."""
     start, end = document.index(START) + len(START), document.index(END)
     return document[start:end].strip("\n") + "\n"
+
+
+def update_readme(path: str = "README.md") -> bool:
+    """Regenerate the rules table in ``path``; returns True when the file changed."""
+    from pathlib import Path
+
+    readme = Path(path)
+    old = readme.read_text("utf-8")
+    new = replace_table(old, rules_table())
+    if new != old:
+        readme.write_text(new, "utf-8")
+    return new != old

@@ -28,7 +28,10 @@ def _region(loc: SourceLocation) -> dict[str, int]:
         region["endLine"] = max(loc.end_line, region["startLine"])
     if loc.end_col is not None and (loc.end_line or loc.line) >= loc.line:
         region["endColumn"] = max(loc.end_col + 1, 1)
-        if region.get("endLine", loc.line) == region["startLine"] and region["endColumn"] < region["startColumn"]:
+        if (
+            region.get("endLine", loc.line) == region["startLine"]
+            and region["endColumn"] < region["startColumn"]
+        ):
             del region["endColumn"]
     return region
 

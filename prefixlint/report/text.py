@@ -2,12 +2,8 @@
 
 from __future__ import annotations
 
-import io
 from collections.abc import Sequence
 from functools import lru_cache
-
-from rich.console import Console
-from rich.markup import escape
 
 from prefixlint.diagnostics import Finding, Impact
 from prefixlint.report import ReportContext, display_path
@@ -20,7 +16,8 @@ def describe_impact(impact: Impact) -> str:
     if impact.history_priced:
         text += " plus the conversation history"
     state = "reaches" if impact.reaches_minimum else "below"
-    return f"{text}, prefix {approx}{impact.prefix_tokens:,} tokens ({state} the {impact.minimum:,}-token minimum)"
+    prefix = f"prefix {approx}{impact.prefix_tokens:,} tokens"
+    return f"{text}, {prefix} ({state} the {impact.minimum:,}-token minimum)"
 
 
 @lru_cache(maxsize=64)
@@ -42,7 +39,9 @@ def snippet(f: Finding) -> list[str]:
     if "\x00" in src or "\ufffd" in src:
         return []  # binary or undecodable: a snippet would be noise
     col = min(f.location.col, len(src))
-    end = f.location.end_col if f.location.end_line in (None, line) and f.location.end_col is not None else None
+    end = (
+        f.location.end_col if f.location.end_line in (None, line) and f.location.end_col is not None else None
+    )
     width = max(1, min((end - col) if end and end > col else 1, max(1, len(src) - col)))
     gutter = len(str(line))
     return [
@@ -52,35 +51,44 @@ def snippet(f: Finding) -> list[str]:
     ]
 
 
+_STYLES = {"bold": "1", "red": "1;31", "cyan": "36", "dim": "2", "blue": "34"}
+
+
+def _style(text: str, style: str, color: bool) -> str:
+    return f"\x1b[{_STYLES[style]}m{text}\x1b[0m" if color else text
+
+
 def render_text(findings: Sequence[Finding], ctx: ReportContext, concise: bool = False) -> str:
-    buf = io.StringIO()
-    console = Console(file=buf, force_terminal=ctx.color, no_color=not ctx.color, highlight=False,
-                      width=200, soft_wrap=True)
+    """Plain strings with optional ANSI colours: thousands of findings must print in milliseconds."""
+    c = ctx.color
+    out: list[str] = []
     for i, f in enumerate(findings):
-        mark = " [cyan]\\[*][/]" if i in ctx.fixable else ""
-        console.print(
-            f"[bold]{escape(display_path(f.location.path))}[/]:{f.location.line}:{f.location.col + 1}: "
-            f"[bold red]{f.code}[/]{mark} {escape(f.message)}"
+        mark = " " + _style("[*]", "cyan", c) if i in ctx.fixable else ""
+        loc = f.location
+        out.append(
+            f"{_style(display_path(loc.path), 'bold', c)}:{loc.line}:{loc.col + 1}: "
+            f"{_style(f.code, 'red', c)}{mark} {f.message}"
         )
         if concise:
             continue
         if f.impact is not None:
-            console.print(f"  [dim]= impact:[/] {escape(describe_impact(f.impact))}")
-        for j, c in enumerate(f.chain):
-            console.print(f"  [dim]= {'from' if j == 0 else 'via'}:[/] {escape(display_path(c.path))}:{c.line}:{c.col + 1}")
-        for line in snippet(f):
-            console.print(f"  [blue]{escape(line)}[/]")
+            out.append(f"  {_style('= impact:', 'dim', c)} {describe_impact(f.impact)}")
+        for j, link in enumerate(f.chain):
+            word = "= from:" if j == 0 else "= via:"
+            out.append(f"  {_style(word, 'dim', c)} {display_path(link.path)}:{link.line}:{link.col + 1}")
+        out.extend(f"  {_style(line, 'blue', c)}" for line in snippet(f))
         if f.fix is not None:
-            console.print(f"  [dim]= help:[/] {escape(f.fix.message)} ({f.fix.applicability.value} fix)")
-        console.print("")
+            out.append(f"  {_style('= help:', 'dim', c)} {f.fix.message} ({f.fix.applicability.value} fix)")
+        out.append("")
     if ctx.show_fixes and ctx.applied:
-        console.print(f"Fixed {len(ctx.applied)} error{'s' if len(ctx.applied) != 1 else ''}:")
-        for f in ctx.applied:
-            console.print(f"- {escape(display_path(f.location.path))}:{f.location.line}: {f.code} {escape(f.message)}")
-        console.print("")
+        out.append(f"Fixed {len(ctx.applied)} error{'s' if len(ctx.applied) != 1 else ''}:")
+        out.extend(
+            f"- {display_path(f.location.path)}:{f.location.line}: {f.code} {f.message}" for f in ctx.applied
+        )
+        out.append("")
     if not ctx.quiet:
-        console.print(summary(findings, ctx))
-    return buf.getvalue()
+        out.append(summary(findings, ctx))
+    return "\n".join(out) + "\n" if out else ""
 
 
 def summary(findings: Sequence[Finding], ctx: ReportContext) -> str:
@@ -95,10 +103,11 @@ def summary(findings: Sequence[Finding], ctx: ReportContext) -> str:
     parts = [head]
     m = len(ctx.fixable)
     if m:
-        parts.append(f"\\[*] {m} fixable with the `--fix` option")
+        parts.append(f"[*] {m} fixable with the `--fix` option")
     if ctx.hidden_unsafe:
-        hidden = f"{ctx.hidden_unsafe} hidden fix{'es' if ctx.hidden_unsafe != 1 else ''} can be enabled with the `--unsafe-fixes` option"
+        plural = "es" if ctx.hidden_unsafe != 1 else ""
+        hidden = f"{ctx.hidden_unsafe} hidden fix{plural} can be enabled with the `--unsafe-fixes` option"
         parts.append(f"({hidden})." if m else f"No fixes available ({hidden}).")
     elif m:
         parts[-1] += "."
-    return "\n".join(parts[:1] + [" ".join(parts[1:])] if len(parts) > 1 else parts)
+    return "\n".join([*parts[:1], " ".join(parts[1:])] if len(parts) > 1 else parts)

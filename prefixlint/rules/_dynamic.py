@@ -8,7 +8,7 @@ from typing import ClassVar
 
 from prefixlint.diagnostics import Finding
 from prefixlint.edits import Applicability, Fix
-from prefixlint.layout import DynamicKind, Layout, Segment, Timing
+from prefixlint.layout import DynamicKind, Layout, Segment, SourceLocation, Timing
 from prefixlint.rules.base import Rule, RuleContext
 from prefixlint.rules.impact import breaking_values, impact_at
 
@@ -31,12 +31,32 @@ def pick_fix(seg: Segment, purpose: str) -> Fix | None:
 
 def decorate(finding: Finding, layout: Layout, seg: Segment, fix: Fix | None) -> Finding:
     """Add the chain (origin -> sink), confidence and fix to a finding."""
-    chain = tuple(seg.chain)
-    if layout.sink is not None and (not chain or chain[-1] != layout.sink):
-        chain = (*chain, layout.sink)
-    return replace(finding, chain=chain, confidence=seg.confidence, fix=fix, snippet=seg.label or seg.text,
-                   extra={"kind": (seg.kind or DynamicKind.UNKNOWN).value, "timing": seg.timing.value,
-                          "sink": layout.sink_name, "conditional": seg.conditional})
+    chain = clean_chain((*seg.chain, *((layout.sink,) if layout.sink else ())), finding.location)
+    return replace(
+        finding,
+        chain=chain,
+        confidence=seg.confidence,
+        fix=fix,
+        snippet=seg.label or seg.text,
+        extra={
+            "kind": (seg.kind or DynamicKind.UNKNOWN).value,
+            "timing": seg.timing.value,
+            "sink": layout.sink_name,
+            "conditional": seg.conditional,
+        },
+    )
+
+
+def clean_chain(chain: tuple[SourceLocation, ...], location: SourceLocation) -> tuple[SourceLocation, ...]:
+    """The chain without repeats and without the finding's own location, in first-seen order."""
+    seen = {(location.path, location.line, location.col)}
+    out = []
+    for loc in chain:
+        key = (loc.path, loc.line, loc.col)
+        if key not in seen:
+            seen.add(key)
+            out.append(loc)
+    return tuple(out)
 
 
 class DynamicBeforeStatic(Rule):
@@ -60,8 +80,11 @@ class DynamicBeforeStatic(Rule):
             label = (seg.label or seg.text or what).strip()[:60]
             when = "per request" if seg.timing is Timing.REQUEST else "once per process"
             maybe = " (conditionally)" if seg.conditional else ""
-            message = (f"{what.capitalize()} `{label}` is computed {when} ahead of static text{maybe}: "
-                       f"{impact.describe()}. Move it after the static text"
-                       + (" or into the last user message" if impact.history_priced else "") + ".")
+            message = (
+                f"{what.capitalize()} `{label}` is computed {when} ahead of static text{maybe}: "
+                f"{impact.describe()}. Move it after the static text"
+                + (" or into the last user message" if impact.history_priced else "")
+                + "."
+            )
             finding = self.finding(seg.location, impact, ctx, message=message)
             yield decorate(finding, layout, seg, pick_fix(seg, "move-to-end"))

@@ -31,4 +31,6 @@ class NondeterministicSerialization(Rule):
             where = seg.section.value
             message = f"{self.detail} in the {where} section: {impact.describe()}."
             finding = self.finding(seg.location, impact, ctx, message=message)
-            yield decorate(finding, layout, seg, pick_fix(seg, self.fix_purpose) if self.fix_purpose else None)
+            yield decorate(
+                finding, layout, seg, pick_fix(seg, self.fix_purpose) if self.fix_purpose else None
+            )

@@ -22,7 +22,7 @@ def _block(text: str, cc: str | None) -> str:
 def _call(blocks: list[str], params: str = "q") -> str:
     return (
         _HEAD + f"def ask({params}):\n"
-        "    return client.messages.create(model=\"claude-sonnet-4-5\", max_tokens=300, system=[\n"
+        '    return client.messages.create(model="claude-sonnet-4-5", max_tokens=300, system=[\n'
         + "".join(f"        {b},\n" for b in blocks)
         + '    ], messages=[{"role": "user", "content": q}])\n'
     )
@@ -52,7 +52,9 @@ class TooManyBreakpoints(Rule):
     name = "too-many-breakpoints"
     message = "More cache_control breakpoints than the provider allows"
     default_severity = Severity.HIGH
-    INVALID = [bad(_call([_block(f'"part {i}"', _EPH) for i in range(5)]), marker="part 4", provider="anthropic")]
+    INVALID = [
+        bad(_call([_block(f'"part {i}"', _EPH) for i in range(5)]), marker="part 4", provider="anthropic")
+    ]
     VALID = [Example(_call([_block(f'"part {i}"', _EPH) for i in range(4)]), provider="anthropic")]
 
     def check(self, layout: Layout, ctx: RuleContext) -> Iterable[Finding]:
@@ -64,9 +66,15 @@ class TooManyBreakpoints(Rule):
         loc = cc.location or layout.sink
         if loc is None:
             return
-        yield Finding(self.code, f"{len(bps)} cache_control breakpoints; the provider allows at most {limit}, "
-                      "so the request is rejected.", loc, Severity.HIGH, rule_name=self.name,
-                      chain=(layout.sink,) if layout.sink else ())
+        yield Finding(
+            self.code,
+            f"{len(bps)} cache_control breakpoints; the provider allows at most {limit}, "
+            "so the request is rejected.",
+            loc,
+            Severity.HIGH,
+            rule_name=self.name,
+            chain=(layout.sink,) if layout.sink else (),
+        )
 
 
 class LongTtlAfterShort(Rule):
@@ -82,7 +90,11 @@ class LongTtlAfterShort(Rule):
     name = "ttl-order"
     message = "1h cache_control breakpoint after a 5m one"
     default_severity = Severity.HIGH
-    INVALID = [bad(_call([_block('"rules"', _EPH), _block('"more rules"', _1H)]), marker='"1h"', provider="anthropic")]
+    INVALID = [
+        bad(
+            _call([_block('"rules"', _EPH), _block('"more rules"', _1H)]), marker='"1h"', provider="anthropic"
+        )
+    ]
     VALID = [Example(_call([_block('"rules"', _1H), _block('"more rules"', _EPH)]), provider="anthropic")]
 
     def check(self, layout: Layout, ctx: RuleContext) -> Iterable[Finding]:
@@ -93,9 +105,15 @@ class LongTtlAfterShort(Rule):
             elif cc.ttl in ("1h", "3600s", "60m") and seen_short:
                 loc = cc.location or layout.sink
                 if loc is not None:
-                    yield Finding(self.code, 'A `ttl: "1h"` breakpoint follows a 5-minute breakpoint; longer '
-                                  "TTLs must come first, so the request is rejected.", loc, Severity.HIGH,
-                                  rule_name=self.name, chain=(layout.sink,) if layout.sink else ())
+                    yield Finding(
+                        self.code,
+                        'A `ttl: "1h"` breakpoint follows a 5-minute breakpoint; longer '
+                        "TTLs must come first, so the request is rejected.",
+                        loc,
+                        Severity.HIGH,
+                        rule_name=self.name,
+                        chain=(layout.sink,) if layout.sink else (),
+                    )
 
 
 class BreakpointOnDynamic(Rule):
@@ -110,28 +128,56 @@ class BreakpointOnDynamic(Rule):
     code = "PFX503"
     name = "breakpoint-on-dynamic"
     message = "cache_control on a block that holds dynamic content"
-    INVALID = [bad(_call([_block('"rules"', None), _block('f"Today is {date.today()}"', _EPH)])
-                   .replace("import anthropic\n", "from datetime import date\n\nimport anthropic\n"),
-                   marker="Today is", provider="anthropic")]
-    VALID = [Example(_call([_block('"rules"', _EPH), _block('f"Today is {date.today()}"', None)])
-                     .replace("import anthropic\n", "from datetime import date\n\nimport anthropic\n"),
-                     provider="anthropic")]
+    INVALID = [
+        bad(
+            _call([_block('"rules"', None), _block('f"Today is {date.today()}"', _EPH)]).replace(
+                "import anthropic\n", "from datetime import date\n\nimport anthropic\n"
+            ),
+            marker="Today is",
+            provider="anthropic",
+        )
+    ]
+    VALID = [
+        Example(
+            _call([_block('"rules"', _EPH), _block('f"Today is {date.today()}"', None)]).replace(
+                "import anthropic\n", "from datetime import date\n\nimport anthropic\n"
+            ),
+            provider="anthropic",
+        )
+    ]
 
     def check(self, layout: Layout, ctx: RuleContext) -> Iterable[Finding]:
         segs = layout.segments
         for i, cc in layout.breakpoints():
             seg = segs[i]
-            block = [j for j in range(len(segs)) if segs[j].section is seg.section
-                     and segs[j].message_index == seg.message_index and j <= i]
-            dyn = next((segs[j] for j in block if segs[j].per_request and segs[j].kind not in
-                        (DynamicKind.HISTORY, DynamicKind.USER_INPUT)), None)
+            block = [
+                j
+                for j in range(len(segs))
+                if segs[j].section is seg.section and segs[j].message_index == seg.message_index and j <= i
+            ]
+            dyn = next(
+                (
+                    segs[j]
+                    for j in block
+                    if segs[j].per_request
+                    and segs[j].kind not in (DynamicKind.HISTORY, DynamicKind.USER_INPUT)
+                ),
+                None,
+            )
             if dyn is None:
                 continue
             loc = cc.location or dyn.location or layout.sink
             if loc is None:
                 continue
             impact = impact_at(layout, segs.index(dyn), ctx.settings)
-            finding = self.finding(loc, impact, ctx, message=(
-                f"cache_control marks a block holding `{(dyn.label or dyn.text)[:50]}`, which changes per request: "
-                "the cache entry is written on every request and never read."))
+            finding = self.finding(
+                loc,
+                impact,
+                ctx,
+                message=(
+                    f"cache_control marks a block holding `{(dyn.label or dyn.text)[:50]}`, "
+                    "which changes per request: "
+                    "the cache entry is written on every request and never read."
+                ),
+            )
             yield replace(finding, chain=tuple(x for x in (dyn.location, layout.sink) if x is not None))

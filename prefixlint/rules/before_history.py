@@ -25,7 +25,7 @@ _CHAT = (
 _GOOD = (
     "from datetime import datetime\n" + HEADER + f"RULES = {RULES!r}\n\n\n"
     "def turn(history: list[dict], q: str):\n"
-    '    now = datetime.now().isoformat()\n'
+    "    now = datetime.now().isoformat()\n"
     '    return client.chat.completions.create(model="gpt-4.1", messages=[{"role": "system", '
     '"content": RULES}, *history, {"role": "user", "content": f"{q}\\n(now: {now})"}])\n'
 )
@@ -58,10 +58,17 @@ class ValueBeforeHistory(Rule):
             impact = impact_at(layout, i, ctx.settings, price_history=True)
             what = KIND_WORDS.get(seg.kind, "value") if seg.kind else "value"
             label = (seg.label or seg.text or what).strip()[:60]
-            message = (f"{what.capitalize()} `{label}` changes per request and sits ahead of the conversation "
-                       f"history: every turn after it is re-prefilled ({impact.describe()}). "
-                       "Move it into the last user message.")
-            fix = Fix(f"Move `{label}` into the last user message", (), Applicability.DISPLAY_ONLY,
-                      "move-to-last-user", seg.location.path)
+            message = (
+                f"{what.capitalize()} `{label}` changes per request and sits ahead of the conversation "
+                f"history: every turn after it is re-prefilled ({impact.describe()}). "
+                "Move it into the last user message."
+            )
+            fix = Fix(
+                f"Move `{label}` into the last user message",
+                (),
+                Applicability.DISPLAY_ONLY,
+                "move-to-last-user",
+                seg.location.path,
+            )
             finding = self.finding(seg.location, impact, ctx, message=message)
             yield replace(decorate(finding, layout, seg, None), fix=fix)

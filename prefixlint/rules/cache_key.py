@@ -43,7 +43,14 @@ class PerRequestCacheKey(Rule):
         loc = key.location or layout.sink
         if loc is None:
             return
-        finding = self.finding(loc, None, ctx, message=(
-            f"prompt_cache_key is built from `{(key.label or key.text)[:50]}`, a {key.kind.value} that changes per "
-            "request, so requests never share a cache entry. Use a stable key (prompt version, tenant or user)."))
+        finding = self.finding(
+            loc,
+            None,
+            ctx,
+            message=(
+                f"prompt_cache_key is built from `{(key.label or key.text)[:50]}`, a {key.kind.value} "
+                "that changes per request, so requests never share a cache entry. "
+                "Use a stable key (prompt version, tenant or user)."
+            ),
+        )
         yield replace(finding, chain=(layout.sink,) if layout.sink else ())

@@ -25,23 +25,40 @@ class TimestampBeforeStatic(DynamicBeforeStatic):
     kind = DynamicKind.TIMESTAMP
     INVALID = [
         bad(
-            chat('f"Today is {datetime.now():%Y-%m-%d}.\\nYou are a support agent. Answer briefly and cite docs."',
-                 imports="from datetime import datetime\n"),
-            fixed=chat('f"You are a support agent. Answer briefly and cite docs.\\nToday is {datetime.now():%Y-%m-%d}."',
-                       imports="from datetime import datetime\n"),
+            chat(
+                'f"Today is {datetime.now():%Y-%m-%d}.\\nYou are a support agent. Answer briefly."',
+                imports="from datetime import datetime\n",
+            ),
+            fixed=chat(
+                'f"You are a support agent. Answer briefly.\\nToday is {datetime.now():%Y-%m-%d}."',
+                imports="from datetime import datetime\n",
+            ),
             unsafe=True,
         ),
-        bad(chat('f"Date: {date.today().isoformat()}\\n" + RULES', imports="from datetime import date\n"),
-                fixed=chat('RULES + f"Date: {date.today().isoformat()}\\n"', imports="from datetime import date\n"),
-                unsafe=True),
+        bad(
+            chat('f"Date: {date.today().isoformat()}\\n" + RULES', imports="from datetime import date\n"),
+            fixed=chat(
+                'RULES + f"Date: {date.today().isoformat()}\\n"', imports="from datetime import date\n"
+            ),
+            unsafe=True,
+        ),
     ]
     VALID = [
-        Example(chat('RULES + f"\\nCurrent time: {datetime.now().isoformat()}"',
-                     imports="from datetime import datetime\n"), note="end of system prompt, single turn"),
-        Example(chat("RULES", user='f"(today: {date.today()}) {q}"', imports="from datetime import date\n"),
-                note="the date is in the last user message"),
-        Example(chat('"Log lines use the format {datetime.now()} - message.\\n" + RULES'),
-                note="a plain string that only contains the text of a call"),
+        Example(
+            chat(
+                'RULES + f"\\nCurrent time: {datetime.now().isoformat()}"',
+                imports="from datetime import datetime\n",
+            ),
+            note="end of system prompt, single turn",
+        ),
+        Example(
+            chat("RULES", user='f"(today: {date.today()}) {q}"', imports="from datetime import date\n"),
+            note="the date is in the last user message",
+        ),
+        Example(
+            chat('"Log lines use the format {datetime.now()} - message.\\n" + RULES'),
+            note="a plain string that only contains the text of a call",
+        ),
     ]
 
 
@@ -63,8 +80,10 @@ class IdentifierBeforeStatic(DynamicBeforeStatic):
         bad(chat('f"Session {session_id}.\\n" + RULES', params="q, session_id")),
     ]
     VALID = [
-        Example(chat("RULES", before="    rid = uuid.uuid4().hex\n", imports="import uuid\n"),
-                note="id computed but never reaches the prompt"),
+        Example(
+            chat("RULES", before="    rid = uuid.uuid4().hex\n", imports="import uuid\n"),
+            note="id computed but never reaches the prompt",
+        ),
     ]
 
 
@@ -121,11 +140,23 @@ class RetrievedContextBeforeStatic(DynamicBeforeStatic):
     message = "Retrieved context ahead of static text"
     kind = DynamicKind.RETRIEVED_CONTEXT
     INVALID = [
-        bad(chat('"Context:\\n" + "\\n".join(d.page_content for d in docs) + "\\n" + RULES',
-                     before="    docs = store.similarity_search(q, k=4)\n", params="q, store")),
+        bad(
+            chat(
+                '"Context:\\n" + "\\n".join(d.page_content for d in docs) + "\\n" + RULES',
+                before="    docs = store.similarity_search(q, k=4)\n",
+                params="q, store",
+            )
+        ),
     ]
-    VALID = [Example(chat('RULES + "\\nContext:\\n" + "\\n".join(docs)',
-                          before="    docs = store.similarity_search(q, k=4)\n", params="q, store"))]
+    VALID = [
+        Example(
+            chat(
+                'RULES + "\\nContext:\\n" + "\\n".join(docs)',
+                before="    docs = store.similarity_search(q, k=4)\n",
+                params="q, store",
+            )
+        )
+    ]
 
 
 class ToolOutputBeforeStatic(DynamicBeforeStatic):
@@ -191,6 +222,8 @@ class UnknownBeforeStatic(DynamicBeforeStatic):
     kind = DynamicKind.UNKNOWN
     INVALID = [bad(chat('f"Mode: {extra}\\n" + RULES', params="q, extra"))]
     VALID = [
-        Example(chat('f"{PREAMBLE}\\n{RULES}"', before="", imports='PREAMBLE = "Harbor v2."\n'),
-                note="an f-string over module constants"),
+        Example(
+            chat('f"{PREAMBLE}\\n{RULES}"', before="", imports='PREAMBLE = "Harbor v2."\n'),
+            note="an f-string over module constants",
+        ),
     ]

@@ -13,8 +13,8 @@ _CODE = (
     "    pass\n{extra}\n\n"
     "def ask(q):\n"
     "    box = Toolbox()\n"
-    '    system = f"Tools: {{box!r}}\\nUse the tools to answer questions about payroll. Keep answers short and '
-    'cite the help centre."\n'
+    '    system = f"Tools: {{box!r}}\\nUse the tools to answer questions about payroll. '
+    'Keep answers short and cite the help centre."\n'
     '    return client.chat.completions.create(model="gpt-4.1", messages=[{{"role": "system", '
     '"content": system}}, {{"role": "user", "content": q}}])\n'
 )

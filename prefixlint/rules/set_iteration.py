@@ -45,7 +45,14 @@ class SetIteration(NondeterministicSerialization):
     fix_purpose = "sorted"
     detail = "Iteration over a set, whose order changes between processes, builds this part"
     INVALID = [
-        bad(_TOOLS.replace("{iter}", "allowed"), marker="for name", fixed=_TOOLS.replace("{iter}", "sorted(allowed)")),
+        bad(
+            _TOOLS.replace("{iter}", "allowed"),
+            marker="for name",
+            fixed=_TOOLS.replace("{iter}", "sorted(allowed)"),
+        ),
         bad(_JOIN.format(iter="TOOL_NAMES"), fixed=_JOIN.format(iter="sorted(TOOL_NAMES)")),
     ]
-    VALID = [Example(_TOOLS.replace("{iter}", "sorted(allowed)")), Example(_JOIN.format(iter="sorted(TOOL_NAMES)"))]
+    VALID = [
+        Example(_TOOLS.replace("{iter}", "sorted(allowed)")),
+        Example(_JOIN.format(iter="sorted(TOOL_NAMES)")),
+    ]

@@ -11,7 +11,8 @@ from prefixlint.rules.base import Example
 _TEMPLATE = (
     "import json\n" + HEADER + "\n\n"
     "def ask(q, profile: dict):\n"
-    '    system = "Customer profile:\\n" + json.dumps(profile{extra}) + "\\nAnswer questions about the account. "'
+    '    system = "Customer profile:\\n" + json.dumps(profile{extra}) + '
+    '"\\nAnswer questions about the account. "'
     ' "Never reveal internal notes. Keep answers short and precise."\n'
     '    return client.chat.completions.create(model="gpt-4.1", messages=[{{"role": "system", '
     '"content": system}}, {{"role": "user", "content": q}}])\n'
@@ -37,11 +38,12 @@ class UnsortedJson(NondeterministicSerialization):
     detail = "`json.dumps` without `sort_keys=True` serializes data whose key order may change"
     INVALID = [
         bad(_TEMPLATE.format(extra=""), fixed=_TEMPLATE.format(extra=", sort_keys=True")),
-        bad(_TEMPLATE.format(extra=", indent=2"),
-                fixed=_TEMPLATE.format(extra=", indent=2, sort_keys=True")),
+        bad(_TEMPLATE.format(extra=", indent=2"), fixed=_TEMPLATE.format(extra=", indent=2, sort_keys=True")),
     ]
     VALID = [
         Example(_TEMPLATE.format(extra=", sort_keys=True")),
-        Example(_TEMPLATE.replace("json.dumps(profile{extra})", 'json.dumps({{"plan": "pro"}})').format(),
-                note="a literal dict has a fixed key order"),
+        Example(
+            _TEMPLATE.replace("json.dumps(profile{extra})", 'json.dumps({{"plan": "pro"}})').format(),
+            note="a literal dict has a fixed key order",
+        ),
     ]

@@ -10,7 +10,7 @@ from prefixlint.sdk.report import CacheReport, Divergence, Verdict
 from prefixlint.sdk.stats import StatsSnapshot
 from prefixlint.sdk.tenancy import TenantRequiredError, current_tenant, tenant
 from prefixlint.sdk.volatile import volatile
-from prefixlint.sdk.wrap import detect_provider, is_wrapped, stats, unwrap, wrap
+from prefixlint.sdk.wrap import detect_provider, flush, is_wrapped, stats, unwrap, wrap
 
 __all__ = [
     "SALT_SECRET_ENV",
@@ -24,6 +24,7 @@ __all__ = [
     "Verdict",
     "current_tenant",
     "detect_provider",
+    "flush",
     "is_wrapped",
     "stats",
     "tenant",

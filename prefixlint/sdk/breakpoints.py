@@ -9,6 +9,7 @@ block of the request. A request that already carries ``cache_control`` is left a
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from typing import Any
 
 from prefixlint.analysis.payloads.pieces import Piece
@@ -86,5 +87,5 @@ def apply(body: dict[str, Any], pieces: list[Piece], marks: list[tuple[int, str]
         steps = [(m.group(1), int(m.group(2)) if m.group(2) is not None else None)
                  for m in _STEP.finditer(pieces[idx].path)]
         out = _mark(out, steps, _control(ttl))
-        pieces[idx].ttl = ttl
+        pieces[idx] = replace(pieces[idx], ttl=ttl)  # pieces may be shared with a cached snapshot
     return out

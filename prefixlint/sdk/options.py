@@ -65,6 +65,7 @@ class SdkOptions:
     include_usage: bool = False  # inject stream_options.include_usage into OpenAI streams
     # verification and reporting
     verify: bool = True
+    background: bool = False  # build reports on a worker thread, off the request's critical path
     dry_run: bool = False
     on_report: Callable[[Any], None] | None = None
     log_level: int | None = 10  # logging.DEBUG; None turns report logging off

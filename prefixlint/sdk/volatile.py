@@ -24,6 +24,24 @@ def volatile(value: object, name: str = "value") -> VolatileText:
     return VolatileText(value, name)
 
 
+def has_volatile(body: dict[str, Any], api: str) -> bool:
+    """True when a marked value sits anywhere in the system prompt, instructions or messages."""
+    for key in ("system", "instructions"):
+        val = body.get(key)
+        if isinstance(val, VolatileText) or (isinstance(val, list) and any(is_volatile(p) for p in val)):
+            return True
+    msgs = body.get("input" if api == "responses" else "messages")
+    if isinstance(msgs, VolatileText):
+        return True
+    if isinstance(msgs, list):
+        for m in msgs:
+            if isinstance(m, dict):
+                c = m.get("content")
+                if isinstance(c, VolatileText) or (isinstance(c, list) and any(is_volatile(p) for p in c)):
+                    return True
+    return False
+
+
 def _strip(content: Any, found: list[VolatileText]) -> tuple[Any, bool]:
     """Content without volatile parts; (new content, changed)."""
     if isinstance(content, VolatileText):

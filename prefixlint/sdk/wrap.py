@@ -8,16 +8,26 @@ patched methods, so raw calls go through the wrapper too.
 
 from __future__ import annotations
 
+import atexit
 import hashlib
 import inspect
 import logging
+import queue
 import sys
+import threading
 import time
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from prefixlint.analysis.payloads.pieces import SKETCH_BLOCK, Piece, PieceCache, pieces_from_request
+from prefixlint.analysis.payloads.pieces import (
+    SKETCH_BLOCK,
+    Piece,
+    PieceCache,
+    head_pieces,
+    pieces_from_request,
+)
 from prefixlint.cachemodel import Prediction
 from prefixlint.layout import Section
 from prefixlint.providers import ModelCacheRules, ProviderSpec, get_provider
@@ -37,7 +47,7 @@ from prefixlint.sdk.tenancy import (
 )
 from prefixlint.sdk.tracker import Domain, PrefixTracker
 from prefixlint.sdk.usage import normalize_usage
-from prefixlint.sdk.volatile import move_volatile
+from prefixlint.sdk.volatile import has_volatile, move_volatile
 from prefixlint.tokens import tokenizer_for
 
 log = logging.getLogger("prefixlint.sdk")
@@ -88,7 +98,7 @@ class _Call:
     provider: str
     model: str | None
     rules: ModelCacheRules
-    pieces: list[Piece]
+    pieces: list[Piece] | None
     domain: Domain
     prediction: Prediction
     drift: Divergence | None
@@ -105,7 +115,58 @@ class _Call:
     ttl: float | None
     tokens_exact: bool
     overhead_ms: float
-    helper: bool = False
+    helper: bool
+    body: dict[str, Any]
+    cache: PieceCache
+    conversation: str | None
+    now: float
+    mono: float
+
+
+class _Worker:
+    """One background thread that runs accounting jobs in order (``background=True``)."""
+
+    def __init__(self) -> None:
+        self.queue: queue.Queue[tuple[Callable[..., None], tuple[Any, ...]]] = queue.Queue()
+        self._thread: threading.Thread | None = None
+        self._lock = threading.Lock()
+        _WORKERS.add(self)
+
+    def submit(self, fn: Callable[..., None], *args: Any) -> None:
+        if self._thread is None:
+            with self._lock:
+                if self._thread is None:
+                    self._thread = threading.Thread(target=self._loop, name="prefixlint-sdk", daemon=True)
+                    self._thread.start()
+        self.queue.put((fn, args))
+
+    def _loop(self) -> None:
+        while True:
+            fn, args = self.queue.get()
+            try:
+                fn(*args)
+            except Exception:
+                log.exception("prefixlint: background accounting failed")
+            finally:
+                self.queue.task_done()
+
+    def flush(self, timeout: float = 10.0) -> bool:
+        """Wait until every queued job ran; False on timeout."""
+        deadline = time.monotonic() + timeout
+        while self.queue.unfinished_tasks:
+            if time.monotonic() > deadline:
+                return False
+            time.sleep(0.001)
+        return True
+
+
+_WORKERS: weakref.WeakSet[_Worker] = weakref.WeakSet()
+
+
+@atexit.register
+def _flush_all() -> None:
+    for worker in list(_WORKERS):
+        worker.flush(2.0)
 
 
 class _State:
@@ -122,6 +183,8 @@ class _State:
         self.patches: list[tuple[Any, str]] = []
         self._caches: dict[str | None, tuple[Any, PieceCache]] = {}
         self.clock: Callable[[], float] = opts.clock or time.time
+        self.worker: _Worker | None = _Worker() if opts.background else None
+        self._tenant_hashes: dict[str, str] = {}
 
     def cache_for(self, model: str | None) -> tuple[Any, PieceCache]:
         hit = self._caches.get(model)
@@ -160,17 +223,26 @@ class _State:
                 or opts.unicode_nfc:
             new, ch = canonicalize(new, base_api, opts)
             changes += ch
-        new, ch = move_volatile(new, base_api, call_kw.get("prefixlint_volatile"), opts.volatile_placement,
-                                opts.volatile_header)
-        changes += ch
-        pieces = pieces_from_request(new, base_api, cache, keep_text=opts.keep_excerpts)
-        head = b""
-        for p in pieces:
-            if p.section is Section.MESSAGES or not p.stable:
-                break
-            head = p.chain
-        prefix_hash = head.hex()[:16]
-        t_hash = tenant_hash(who, self.secret) if who else None
+        per_call = call_kw.get("prefixlint_volatile")
+        if per_call or has_volatile(new, base_api):  # marked values present: move them
+            new, ch = move_volatile(new, base_api, per_call, opts.volatile_placement, opts.volatile_header)
+            changes += ch
+        pieces: list[Piece] | None = None
+        if self.worker is None or (base_api == "messages" and opts.breakpoints):
+            pieces = pieces_from_request(new, base_api, cache, keep_text=opts.keep_excerpts)
+            head = []
+            for p in pieces:
+                if p.section is Section.MESSAGES or not p.stable:
+                    break
+                head.append(p)
+        else:
+            head = head_pieces(new, base_api, cache)
+        prefix_hash = head[-1].chain.hex()[:16] if head else ""
+        t_hash = self._tenant_hashes.get(who) if who else None
+        if who and t_hash is None:
+            if len(self._tenant_hashes) > 10_000:
+                self._tenant_hashes.clear()
+            t_hash = self._tenant_hashes[who] = tenant_hash(who, self.secret)
         template = call_kw.get("prefixlint_template") or _call_site()
         conversation = call_kw.get("prefixlint_conversation")
         knobs = self.spec.request_knobs
@@ -194,8 +266,8 @@ class _State:
                 extra_body = {**(extra_body or {}), "cache_salt": derive_cache_salt(who, self.secret)}
                 changes.append("extra_body.cache_salt: set")
             salted = True
-        nbps = sum(1 for p in pieces if p.ttl)
-        if base_api == "messages" and opts.breakpoints and "cache_control" in knobs \
+        nbps = sum(1 for p in pieces if p.ttl) if pieces else 0
+        if base_api == "messages" and opts.breakpoints and "cache_control" in knobs and pieces is not None \
                 and not bp.has_cache_control(new, pieces):
             marks = bp.choose(pieces, rules, opts.static_ttl)
             if marks:
@@ -208,40 +280,73 @@ class _State:
             changes.append("stream_options.include_usage: set")
         if opts.dry_run:
             out = kwargs
+            sent = body
             if changes:
-                pieces = pieces_from_request(body, base_api, cache, keep_text=opts.keep_excerpts)
+                pieces = None
         else:
             out = {k: v for k, v in kwargs.items() if k in _TRANSPORT}
             out.update(new)
             if extra_body is not None:
                 out["extra_body"] = extra_body
+            sent = new
         dom_key = (out.get("prompt_cache_key") or "") if not salted else f"salt:{t_hash}"
         domain: Domain = (self.provider, self.org, model or "", str(dom_key))
-        now = self.clock()
-        pred = self.tracker.predict(domain, pieces, now) if opts.verify else Prediction(0, 0, 0, 0)
-        rpm = self.tracker.route_rate(domain, pieces) if opts.verify and self.spec.routing_rpm else 0
-        drift_key = f"conv|{conversation}" if conversation else f"{t_hash}|{template}"
-        drift = self.tracker.drift(drift_key, pieces, conversation is not None,
-                                   opts.excerpt_chars if opts.keep_excerpts else 0) if opts.verify else None
         retention = body.get("prompt_cache_retention")
         ttl = self.spec.extended_ttls.get(retention) if isinstance(retention, str) else None
-        call = _Call(base_api, self.provider, model, rules, pieces, domain, pred, drift, t_hash, template,
-                     prefix_hash, out.get("prompt_cache_key") if not opts.dry_run else key, salted, nbps,
-                     tuple(changes), opts.dry_run, is_stream, rpm, float(ttl) if ttl else None, tok.exact,
-                     (time.perf_counter() - t0) * 1000, api == "messages.stream")
+        call = _Call(
+            api=base_api, provider=self.provider, model=model, rules=rules, pieces=pieces, domain=domain,
+            prediction=Prediction(0, 0, 0, 0), drift=None, tenant_hash=t_hash, template=template,
+            prefix_hash=prefix_hash, key=out.get("prompt_cache_key") if not opts.dry_run else key,
+            salted=salted, breakpoints=nbps, changes=tuple(changes), dry_run=opts.dry_run, stream=is_stream,
+            route_rpm=0, ttl=float(ttl) if ttl else None, tokens_exact=tok.exact, overhead_ms=0.0,
+            helper=api == "messages.stream", body=sent, cache=cache, conversation=conversation,
+            now=self.clock(), mono=time.monotonic(),
+        )
+        self._run(self._account_send, call)
+        call.overhead_ms = (time.perf_counter() - t0) * 1000
         return out, call
+
+    def _account_send(self, call: _Call) -> None:
+        """Pieces, prediction, routing rate and drift of a request, as of the moment it was sent."""
+        opts = self.opts
+        try:
+            if call.pieces is None:
+                call.pieces = pieces_from_request(call.body, call.api, call.cache,
+                                                  keep_text=opts.keep_excerpts)
+            if not opts.verify or not call.pieces:
+                return
+            call.prediction = self.tracker.predict(call.domain, call.pieces, call.now)
+            if self.spec.routing_rpm:
+                call.route_rpm = self.tracker.route_rate(call.domain, call.pieces, call.mono)
+            key = f"conv|{call.conversation}" if call.conversation else f"{call.tenant_hash}|{call.template}"
+            call.drift = self.tracker.drift(key, call.pieces, call.conversation is not None,
+                                            opts.excerpt_chars if opts.keep_excerpts else 0)
+        except Exception:
+            log.exception("prefixlint: could not account for the request")
+
+    def _run(self, fn: Callable[..., None], *args: Any) -> None:
+        if self.worker is not None:
+            self.worker.submit(fn, *args)
+        else:
+            fn(*args)
 
     # -- after the request ----------------------------------------------------------------------
     def commit(self, call: _Call) -> None:
         """The response began: what the request wrote is now in the cache."""
+        self._run(self._commit, call)
+
+    def _commit(self, call: _Call) -> None:
         try:
-            if self.opts.verify:
+            if self.opts.verify and call.pieces:
                 self.tracker.record(call.domain, call.pieces, self.clock(), call.ttl)
         except Exception:
             log.exception("prefixlint: could not record the request")
 
     def finish(self, call: _Call, usage: Any) -> None:
-        """Build, count and deliver the report; never raises."""
+        """Build, count and deliver the report (in the background when asked); never raises."""
+        self._run(self._finish, call, usage)
+
+    def _finish(self, call: _Call, usage: Any) -> None:
         try:
             report = self._report(call, usage)
         except Exception:
@@ -252,10 +357,11 @@ class _State:
     def _report(self, call: _Call, usage: Any) -> CacheReport:
         u = normalize_usage(usage, self.spec)
         pred = call.prediction
+        local = call.pieces[-1].end if call.pieces else 0
         rules = call.rules
         gran = rules.increment if rules.granularity in ("increment", "block") else SKETCH_BLOCK
         verdict, causes, exp, up = judge(
-            predicted=pred.cached, upper=pred.upper, local_prompt=pred.prompt or call.pieces[-1].end,
+            predicted=pred.cached, upper=pred.upper, local_prompt=pred.prompt or local,
             reported_cached=u.cached if u else None, reported_prompt=u.prompt_tokens if u else None,
             tolerance_tokens=gran, expired=pred.expired, below_minimum=pred.below_minimum, shared=pred.shared,
             drift=call.drift, route_rpm=call.route_rpm, route_limit=self.spec.routing_rpm,
@@ -276,7 +382,7 @@ class _State:
         return CacheReport(
             provider=call.provider, model=call.model, api=call.api, verdict=verdict, predicted_cached=exp,
             reported_cached=u.cached if u else None, prompt_tokens=u.prompt_tokens if u else None,
-            local_prompt_tokens=call.pieces[-1].end if call.pieces else 0, upper_bound=up,
+            local_prompt_tokens=local, upper_bound=up,
             cache_write=u.cache_write if u else 0, cache_write_5m=u.cache_write_5m if u else 0,
             cache_write_1h=u.cache_write_1h if u else 0, causes=causes, divergence=call.drift,
             tokens_saved=cached, usd_saved=usd, tenant_hash=call.tenant_hash, template=call.template,
@@ -464,4 +570,14 @@ def stats(client: Any) -> StatsSnapshot:
     state: _State | None = getattr(client, _STATE_ATTR, None)
     if state is None:
         raise ValueError("client is not wrapped by prefixlint.sdk.wrap")
+    if state.worker is not None:
+        state.worker.flush()
     return state.stats.snapshot()
+
+
+def flush(client: Any, timeout: float = 10.0) -> bool:
+    """Wait for background accounting (``background=True``) of ``client`` to finish."""
+    state: _State | None = getattr(client, _STATE_ATTR, None)
+    if state is None or state.worker is None:
+        return True
+    return state.worker.flush(timeout)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from array import array
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from hashlib import blake2b
 from typing import Any
 
@@ -67,6 +67,9 @@ class PieceCache:
         self._chains: dict[tuple[bytes, bytes], bytes] = {}
         self._estimate = tokenizer.source == "estimate"
         self.misses = 0
+        # id(first message) -> the last request of that conversation (it keeps the message alive, so
+        # the id stays unique)
+        self._snapshots: dict[int, _Snapshot] = {}
 
     def entry(self, section: str, role: str | None, text: str) -> _Entry:
         key = (section, role, text)
@@ -199,33 +202,125 @@ def _message_pieces(msg: Any, path: str, index: int) -> Iterator[_Raw]:
         yield f"{path}.tool_calls", section, role, _dumps(extra), True, None, index
 
 
+_HEAD_KEYS = ("tools", "response_format", "text", "output_config", "system", "instructions")
+
+
+@dataclass(slots=True)
+class _Snapshot:
+    """The last request seen for a conversation: its messages and pieces, to reuse as a prefix."""
+
+    head: tuple[Any, ...]
+    msgs: list[Any]
+    contents: list[Any]
+    lens: list[int]
+    starts: list[int]  # index of the first piece of each message
+    pieces: list[Piece]
+    keep_text: bool
+
+
+def _reusable(
+    body: dict[str, Any], msgs: list[Any], cache: PieceCache, keep_text: bool
+) -> tuple[_Snapshot | None, int]:
+    """The snapshot whose messages ``msgs`` extend, and how many leading messages are the same objects."""
+    snap = cache._snapshots.get(id(msgs[0]))
+    if snap is None or snap.keep_text != keep_text or snap.msgs[0] is not msgs[0]:
+        return None, 0
+    if any(body.get(k) is not h for k, h in zip(_HEAD_KEYS, snap.head, strict=True)):
+        return None, 0
+    n = min(len(msgs), len(snap.msgs))
+    k = 0
+    while k < n:
+        m = msgs[k]
+        if m is not snap.msgs[k]:
+            break
+        c = m.get("content") if isinstance(m, dict) else None
+        if c is not snap.contents[k] or (isinstance(c, list) and len(c) != snap.lens[k]):
+            break
+        k += 1
+    return snap, k
+
+
 def pieces_from_request(
     body: dict[str, Any], api: str, cache: PieceCache, keep_text: bool = False
 ) -> list[Piece]:
     """The pieces of a request body for ``api`` (``chat``, ``responses`` or ``messages``).
 
-    A top-level Anthropic ``cache_control`` (automatic caching) is recorded as a breakpoint on the
-    last piece.
+    When the messages extend those of an earlier request (the same message objects, as when an
+    application appends to its history), the earlier pieces are reused and only new messages are
+    processed. A top-level Anthropic ``cache_control`` (automatic caching) is recorded as a
+    breakpoint on the last piece.
     """
+    key = "input" if api == "responses" else "messages"
+    msgs = body.get(key)
     out: list[Piece] = []
+    starts: list[int] = []
     prev = b""
     end = 0
     last_msg: int | None = -1
-    for path, section, role, text, stable, ttl, mi in _raw_pieces(body, api):
+    reuse = 0
+    snap = None
+    if isinstance(msgs, list) and msgs:
+        snap, reuse = _reusable(body, msgs, cache, keep_text)
+    raws: Iterable[_Raw]
+    if snap is not None and reuse:
+        cut = snap.starts[reuse] if reuse < len(snap.starts) else len(snap.pieces)
+        out = snap.pieces[:cut]
+        starts = snap.starts[:reuse]
+        if out:
+            prev, end = out[-1].chain, out[-1].end
+        last_msg = reuse - 1
+        raws = (raw for i in range(reuse, len(msgs)) for raw in _message_pieces(msgs[i], f"{key}[{i}]", i))
+    else:
+        raws = _raw_pieces(body, api)
+    for path, section, role, text, stable, ttl, mi in raws:
         entry = cache.entry(section.value, role, text)
         tokens = entry.tokens
         if mi is not None and mi != last_msg:
             tokens += MESSAGE_OVERHEAD
             last_msg = mi
+            starts.append(len(out))
         prev = cache.chain(prev, entry.digest)
         end += tokens
         out.append(
             Piece(path, section, role, tokens, entry.digest, prev, end, entry.sketch, stable, ttl, mi,
                   text if keep_text else None)
         )
+    if isinstance(msgs, list) and msgs and len(starts) == len(msgs):
+        if len(cache._snapshots) >= 256:
+            cache._snapshots.clear()
+        contents = [m.get("content") if isinstance(m, dict) else None for m in msgs]
+        cache._snapshots[id(msgs[0])] = _Snapshot(
+            tuple(body.get(k) for k in _HEAD_KEYS), list(msgs), contents,
+            [len(c) if isinstance(c, list) else -1 for c in contents], starts, out, keep_text)
+        out = list(out)
     top = body.get("cache_control") if api == "messages" else None
     if out and isinstance(top, dict):
-        out[-1].ttl = str(top.get("ttl") or "5m")
+        out[-1] = replace(out[-1], ttl=str(top.get("ttl") or "5m"))
+    return out
+
+
+def head_pieces(body: dict[str, Any], api: str, cache: PieceCache) -> list[Piece]:
+    """The pieces of the static head only: tools, formats, system/instructions, leading system messages.
+
+    Their chained hashes equal those of the same pieces in :func:`pieces_from_request`; the last one
+    fingerprints the static prefix. Stops at the first volatile piece.
+    """
+    sub = {k: body[k] for k in ("tools", "response_format", "text", "output_config", "system", "instructions")
+           if k in body}
+    key = "input" if api == "responses" else "messages"
+    msgs = body.get(key)
+    if isinstance(msgs, list):
+        lead = []
+        for m in msgs:
+            if not (isinstance(m, dict) and m.get("role") in ("system", "developer")):
+                break
+            lead.append(m)
+        sub[key] = lead
+    out = []
+    for p in pieces_from_request(sub, api, cache):
+        if not p.stable:
+            break
+        out.append(p)
     return out
 
 

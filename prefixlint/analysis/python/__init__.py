@@ -51,7 +51,7 @@ def analyze_python(path: str, text: str, settings: Settings, project: ProjectCon
         result.layouts = _layouts(ev, mod, settings)
     except RecursionError:
         result.errors.append(AnalysisError(SourceLocation(path, 1), "analysis too deep (recursion limit)"))
-    except Exception as exc:  # noqa: BLE001 - no input may produce a traceback
+    except Exception as exc:
         result.errors.append(AnalysisError(SourceLocation(path, 1), f"internal analysis error: {exc!r}"))
     result.errors.extend(ev.errors)
     result.dependencies = {d for d in ev.dependencies if d != str(Path(path).resolve())}
@@ -113,8 +113,15 @@ def _named(ev: Evaluator, mod: ModuleInfo, settings: Settings) -> list[Layout]:
     """Layouts for prompt-named constants, variables and helpers that reach no sink found here."""
     cat = ev.catalog
     out: list[Layout] = []
+    here = str(Path(mod.path).resolve())
+
+    def used_elsewhere(name: str) -> bool:
+        others = ev.project.references(name, cat.is_prompt_name) - {here}
+        ev.dependencies.update(others)
+        return bool(others)
+
     for name, value in mod.assigns.items():
-        if not cat.is_prompt_name(name):
+        if not cat.is_prompt_name(name) or used_elsewhere(name):
             continue
         env = ev.module_env(mod).at(mod.pos(value))
         segs = ev.constant(mod, name)
@@ -135,11 +142,16 @@ def _named(ev: Evaluator, mod: ModuleInfo, settings: Settings) -> list[Layout]:
             if not cat.is_prompt_name(name) or not any(op.kind in ("assign", "aug") for op in ops):
                 continue
             env = Env(mod=mod, func=fdef, cls=cls, pos=end_pos)
-            tail = [op for op in ops if op.kind in ("assign", "aug")][-_tail(ops):]
+            tail = [op for op in ops if op.kind in ("assign", "aug")][-_tail(ops) :]
             segs = ev._replay_text(tail, env)
             if _has_dynamic(segs):
                 out.append(text_layout(segs, f"{name} (name)", mod.loc(ops[0].node), settings))
-        if cat.is_prompt_name(fdef.name.value) and fdef.name.value != "__init__":
+        if (
+            cat.is_prompt_name(fdef.name.value)
+            and fdef.name.value != "__init__"
+            and cls is None
+            and not used_elsewhere(fdef.name.value)
+        ):
             returns = _returns(fdef)
             if returns:
                 env = Env(mod=mod, func=fdef, cls=cls, pos=mod.pos(returns[-1]))

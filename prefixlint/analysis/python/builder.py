@@ -56,14 +56,18 @@ def _dict_value(node: cst.BaseExpression, env: Env) -> cst.Dict | None:
     return None
 
 
-def _pick(args: dict[str, cst.BaseExpression], names: tuple[str, ...], role: str) -> cst.BaseExpression | None:
+def _pick(
+    args: dict[str, cst.BaseExpression], names: tuple[str, ...], role: str
+) -> cst.BaseExpression | None:
     for name in names:
         if name in args:
             return args[name]
     return args.get(f"@{role}")
 
 
-def build_layout(ev: Evaluator, site: CallSite, spec: SinkSpec, env: Env, settings: Settings) -> Layout | None:
+def build_layout(
+    ev: Evaluator, site: CallSite, spec: SinkSpec, env: Env, settings: Settings
+) -> Layout | None:
     """The layout sent by one sink call, or None when the call carries no prompt."""
     args = sink_args(ev, site, spec, env)
     segs: list[Segment] = []
@@ -78,8 +82,9 @@ def build_layout(ev: Evaluator, site: CallSite, spec: SinkSpec, env: Env, settin
             segs.extend(replace(s, section=Section.TOOLS, role="response_format") for s in ev.text(rf, env))
         system = _pick(args, spec.system, "system")
         if system is not None:
-            segs.extend(replace(s, section=Section.SYSTEM, role="system")
-                        for s in msgs.content(ev, system, env))
+            segs.extend(
+                replace(s, section=Section.SYSTEM, role="system") for s in msgs.content(ev, system, env)
+            )
         messages_node = _pick(args, spec.messages, "messages")
         messages = msgs.message_list(ev, messages_node, env) if messages_node is not None else []
         prompt = _pick(args, spec.prompt, "prompt")
@@ -96,8 +101,9 @@ def build_layout(ev: Evaluator, site: CallSite, spec: SinkSpec, env: Env, settin
         provider = guess_provider(model) if model else settings.provider
     if model is None and provider == settings.provider:
         model = settings.model
-    layout = Layout(segments=segs, provider=provider, model=model, sink=env.mod.loc(site.node),
-                    sink_name=spec.name)
+    layout = Layout(
+        segments=segs, provider=provider, model=model, sink=env.mod.loc(site.node), sink_name=spec.name
+    )
     key = _pick(args, spec.cache_key, "cache_key")
     if key is not None:
         pieces = ev.text(key, env)
@@ -123,8 +129,9 @@ def _message_segments(messages: list[msgs.Msg]) -> list[Segment]:
             leading_system = False
         section = Section.SYSTEM if leading_system else Section.MESSAGES
         for s in m.segs:
-            seg = replace(s, section=section, role=role, message_index=i,
-                          is_last_user_message=(i == last_user))
+            seg = replace(
+                s, section=section, role=role, message_index=i, is_last_user_message=(i == last_user)
+            )
             if m.history and seg.kind is None:
                 seg = replace(seg, kind=DynamicKind.HISTORY)
             if m.repeated:
@@ -135,8 +142,13 @@ def _message_segments(messages: list[msgs.Msg]) -> list[Segment]:
     return out
 
 
-def text_layout(segs: list[Segment], name: str, loc: SourceLocation | None, settings: Settings,
-                section: Section = Section.SYSTEM) -> Layout:
+def text_layout(
+    segs: list[Segment],
+    name: str,
+    loc: SourceLocation | None,
+    settings: Settings,
+    section: Section = Section.SYSTEM,
+) -> Layout:
     """A layout for a prompt-named value that reaches no known sink (``SYSTEM_TEMPLATE (name)``)."""
     return Layout(
         segments=[replace(s, section=section, role="system") for s in segs],

@@ -85,7 +85,7 @@ class ModuleInfo:
             return self.text[sp[0] : sp[1]]
         try:
             return self.module.code_for_node(node)
-        except Exception:  # noqa: BLE001
+        except Exception:
             return ""
 
     def pos(self, node: cst.CSTNode) -> int:
@@ -144,8 +144,12 @@ class _Collector(cst.BatchableCSTVisitor):
             cls = self.info.func_class.get(self.funcs[-1])
             for tgt in node.targets:
                 t = tgt.target
-                if (cls is not None and isinstance(t, cst.Attribute) and isinstance(t.value, cst.Name)
-                        and t.value.value == "self"):
+                if (
+                    cls is not None
+                    and isinstance(t, cst.Attribute)
+                    and isinstance(t.value, cst.Name)
+                    and t.value.value == "self"
+                ):
                     cls.init_attrs[t.attr.value] = node.value
 
     def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
@@ -157,8 +161,12 @@ class _Collector(cst.BatchableCSTVisitor):
             self.classes[-1].fields[t.value] = node.value
         elif self.funcs and self.funcs[-1].name.value == "__init__" and node.value is not None:
             cls = self.info.func_class.get(self.funcs[-1])
-            if (cls is not None and isinstance(t, cst.Attribute) and isinstance(t.value, cst.Name)
-                    and t.value.value == "self"):
+            if (
+                cls is not None
+                and isinstance(t, cst.Attribute)
+                and isinstance(t.value, cst.Name)
+                and t.value.value == "self"
+            ):
                 cls.init_attrs[t.attr.value] = node.value
 
     def visit_Import(self, node: cst.Import) -> None:

@@ -11,14 +11,14 @@ from __future__ import annotations
 
 import ast
 import textwrap
-from dataclasses import dataclass, field, replace
-from pathlib import Path
+from dataclasses import replace
 
 import libcst as cst
 
 from prefixlint.analysis.catalog import Catalog
 from prefixlint.analysis.python import fixes
 from prefixlint.analysis.python.collect import ClassInfo, ModuleInfo
+from prefixlint.analysis.python.env import Env
 from prefixlint.analysis.python.project import ProjectContext
 from prefixlint.analysis.python.resolve import annotation_name, find_param, local_ops, ops_before
 from prefixlint.analysis.python.sources import (
@@ -35,45 +35,17 @@ from prefixlint.analysis.python.sources import (
     static,
     with_chain,
 )
+from prefixlint.analysis.python.templating import TemplateMixin
 from prefixlint.analysis.result import AnalysisError
 from prefixlint.config import Settings
-from prefixlint.layout import DynamicKind, Nondeterminism, Section, Segment, SourceLocation, Timing
+from prefixlint.layout import DynamicKind, Nondeterminism, Segment, SourceLocation, Timing
 
 MAX_DEPTH = 12
 
-
-@dataclass(frozen=True)
-class Env:
-    """Where an expression is evaluated: module, function, bound parameters, timing, use position."""
-
-    mod: ModuleInfo
-    func: cst.FunctionDef | None = None
-    cls: ClassInfo | None = None
-    bindings: dict[str, list[Segment]] = field(default_factory=dict)
-    timing: Timing = Timing.REQUEST
-    pos: int = 1 << 60
-    depth: int = 0
-    active: tuple[int, ...] = ()
-
-    def at(self, pos: int) -> Env:
-        return replace(self, pos=pos)
-
-    def deeper(self, **kw: object) -> Env:
-        return replace(self, depth=self.depth + 1, **kw)  # type: ignore[arg-type]
+__all__ = ["MAX_DEPTH", "Env", "Evaluator"]
 
 
-@dataclass
-class TemplateSrc:
-    """Template text and where it starts (for placeholder locations)."""
-
-    text: str
-    path: str
-    line_offset: int = 0
-    col_offset: int = 0
-    chain: tuple[SourceLocation, ...] = ()
-
-
-class Evaluator:
+class Evaluator(TemplateMixin):
     """Evaluates expressions of one file (and the project modules it reaches) to segment lists."""
 
     def __init__(self, project: ProjectContext, settings: Settings, catalog: Catalog) -> None:
@@ -124,7 +96,9 @@ class Evaluator:
                 out.append(static(_decode(part.value, prefix, quote, raw), env.mod.loc(part)))
             elif isinstance(part, cst.FormattedStringExpression):
                 segs = self.text(part.expression, env)
-                if part.conversion in ("r", "s") and self._address_repr(part.expression, env, part.conversion):
+                if part.conversion in ("r", "s") and self._address_repr(
+                    part.expression, env, part.conversion
+                ):
                     segs = [static(env.mod.source(part), env.mod.loc(part))]
                     segs = [replace(segs[0], nondeterminism=Nondeterminism.MEMORY_ADDRESS)]
                 if not is_static(segs):
@@ -216,8 +190,9 @@ class Evaluator:
         if attr is not None:
             # ``from pkg import mod`` may name a module, not an attribute
             target = self.project.resolve_import(mod.path, module, level)
-            if target is not None and (attr in target.assigns or attr in target.functions
-                                       or attr in target.classes):
+            if target is not None and (
+                attr in target.assigns or attr in target.functions or attr in target.classes
+            ):
                 self.dependencies.add(target.path)
                 return target, attr
             sub = self.project.resolve_import(mod.path, f"{module}.{attr}" if module else attr, level)
@@ -300,8 +275,16 @@ class Evaluator:
             if is_static(base_segs):
                 return [static(env.mod.source(node), loc)]
             d = next(s for s in base_segs if not s.static)
-            return [dynamic(d.kind or DynamicKind.UNKNOWN, d.timing, env.mod.source(node), loc,
-                            confidence=d.confidence, chain=d.chain)]
+            return [
+                dynamic(
+                    d.kind or DynamicKind.UNKNOWN,
+                    d.timing,
+                    env.mod.source(node),
+                    loc,
+                    confidence=d.confidence,
+                    chain=d.chain,
+                )
+            ]
         timing = env.timing
         return [dynamic(kind2, timing, env.mod.source(node), loc, confidence=conf)]
 
@@ -348,10 +331,17 @@ class Evaluator:
                     fac = dotted_name(arg.value)
                     kind = call_kind(self.catalog, fac, self._aliases(mod))
                     if kind is not None:
-                        return [dynamic(kind, Timing.REQUEST, f"{attr} = field(default_factory={fac})",
-                                        mod.loc(arg.value))]
-                    return [dynamic(*name_kind(self.catalog, attr)[:1], Timing.REQUEST, attr, loc,
-                                    confidence=0.6)]
+                        return [
+                            dynamic(
+                                kind,
+                                Timing.REQUEST,
+                                f"{attr} = field(default_factory={fac})",
+                                mod.loc(arg.value),
+                            )
+                        ]
+                    return [
+                        dynamic(*name_kind(self.catalog, attr)[:1], Timing.REQUEST, attr, loc, confidence=0.6)
+                    ]
                 if kw == "default":
                     return self.text(arg.value, self.module_env(mod))
         if value is None:
@@ -385,7 +375,7 @@ class Evaluator:
                 out[local] = f"{module}.{attr}" if attr else module
         return out
 
-    def _t_Call(self, node: cst.Call, env: Env) -> list[Segment]:  # noqa: C901 - a dispatch table
+    def _t_Call(self, node: cst.Call, env: Env) -> list[Segment]:
         loc = env.mod.loc(node)
         func = node.func
         dotted = dotted_name(func)
@@ -423,13 +413,19 @@ class Evaluator:
         if kind is not None and local_fn is None:
             return [dynamic(kind, env.timing, env.mod.source(node), loc)]
         if local_fn is not None:
-            return with_chain(self.call_function(local_fn[0], local_fn[1], local_fn[2], node, env, "text"), loc)
+            return with_chain(
+                self.call_function(local_fn[0], local_fn[1], local_fn[2], node, env, "text"), loc
+            )
         if dotted in ("json.dumps", "dumps") or dotted.endswith(".dumps"):
             return self._json_dumps(node, env)
-        if last in ("repr", "str", "id") and len(dotted.split(".")) == 1 and args:
-            if last == "id" or self._address_repr(args[0].value, env, "r" if last == "repr" else "s"):
-                seg = static(env.mod.source(node), loc)
-                return [replace(seg, nondeterminism=Nondeterminism.MEMORY_ADDRESS)]
+        if (
+            last in ("repr", "str", "id")
+            and len(dotted.split(".")) == 1
+            and args
+            and (last == "id" or self._address_repr(args[0].value, env, "r" if last == "repr" else "s"))
+        ):
+            seg = static(env.mod.source(node), loc)
+            return [replace(seg, nondeterminism=Nondeterminism.MEMORY_ADDRESS)]
         if isinstance(func, cst.Attribute) and func.attr.value in PASS_THROUGH_METHODS:
             segs = self.text(func.value, env)
             if is_static(segs):
@@ -477,7 +473,9 @@ class Evaluator:
                     return got[0].functions[attr], got[0], None
         return None
 
-    def bind_args(self, fdef: cst.FunctionDef, call: cst.Call, env: Env, skip_self: bool) -> dict[str, list[Segment]]:
+    def bind_args(
+        self, fdef: cst.FunctionDef, call: cst.Call, env: Env, skip_self: bool
+    ) -> dict[str, list[Segment]]:
         params = [*fdef.params.posonly_params, *fdef.params.params]
         if skip_self and params and params[0].name.value in ("self", "cls"):
             params = params[1:]
@@ -496,14 +494,23 @@ class Evaluator:
                 i += 1
         return binds
 
-    def call_function(self, fdef: cst.FunctionDef, fmod: ModuleInfo, cls: ClassInfo | None, call: cst.Call,
-                      env: Env, what: str):  # type: ignore[no-untyped-def]
+    def call_function(
+        self,
+        fdef: cst.FunctionDef,
+        fmod: ModuleInfo,
+        cls: ClassInfo | None,
+        call: cst.Call,
+        env: Env,
+        what: str,
+    ):  # type: ignore[no-untyped-def]
         """Evaluate a helper's return value(s) with the call's arguments bound."""
         from prefixlint.analysis.python import messages as msgs
 
         if id(fdef) in env.active or env.depth > MAX_DEPTH:
             if what == "text":
-                return [dynamic(DynamicKind.UNKNOWN, env.timing, fdef.name.value, fmod.loc(fdef), confidence=0.3)]
+                return [
+                    dynamic(DynamicKind.UNKNOWN, env.timing, fdef.name.value, fmod.loc(fdef), confidence=0.3)
+                ]
             return []
         binds = self.bind_args(fdef, call, env, skip_self=cls is not None)
         returns = _returns(fdef)
@@ -512,8 +519,16 @@ class Evaluator:
         if not returns:
             return [] if what != "text" else [static("", fmod.loc(fdef))]
         ret = returns[-1]
-        sub = Env(mod=fmod, func=fdef, cls=cls, bindings=binds, timing=Timing.REQUEST, pos=fmod.pos(ret),
-                  depth=env.depth + 1, active=(*env.active, id(fdef)))
+        sub = Env(
+            mod=fmod,
+            func=fdef,
+            cls=cls,
+            bindings=binds,
+            timing=Timing.REQUEST,
+            pos=fmod.pos(ret),
+            depth=env.depth + 1,
+            active=(*env.active, id(fdef)),
+        )
         if what == "text":
             segs = self.text(ret.value, sub)  # type: ignore[arg-type]
             return mark(segs, conditional=True) if len(returns) > 1 and not is_static(segs) else segs
@@ -563,7 +578,11 @@ class Evaluator:
         target = node.args[0].value
         inner = self.text(target, env)
         seg = static(env.mod.source(target), loc) if is_static(inner) else None
-        if sorted_keys or isinstance(target, (cst.SimpleString, cst.FormattedString)) or self._literal(target, env):
+        if (
+            sorted_keys
+            or isinstance(target, (cst.SimpleString, cst.FormattedString))
+            or self._literal(target, env)
+        ):
             return [seg] if seg is not None else inner
         fix = fixes.sort_keys_fix(env.mod, node)
         extra = {"nondeterminism": Nondeterminism.UNSORTED_JSON, "fixes": (fix,) if fix else ()}
@@ -592,11 +611,17 @@ class Evaluator:
                 value = env.mod.assigns[node.value]
             return value is not None and self._literal(value, env, depth + 1)
         if isinstance(node, cst.Dict):
-            return all(isinstance(el, cst.DictElement) and self._literal(el.key, env, depth + 1)
-                       and self._literal(el.value, env, depth + 1) for el in node.elements)
+            return all(
+                isinstance(el, cst.DictElement)
+                and self._literal(el.key, env, depth + 1)
+                and self._literal(el.value, env, depth + 1)
+                for el in node.elements
+            )
         if isinstance(node, (cst.List, cst.Tuple)):
-            return all(isinstance(el, cst.Element) and self._literal(el.value, env, depth + 1)
-                       for el in node.elements)
+            return all(
+                isinstance(el, cst.Element) and self._literal(el.value, env, depth + 1)
+                for el in node.elements
+            )
         return False
 
     def _address_repr(self, node: cst.BaseExpression, env: Env, conv: str) -> bool:
@@ -623,256 +648,7 @@ class Evaluator:
                 return True
             cls = env.mod.classes.get(name)
             return cls is not None and _default_repr(cls, conv)
-        if isinstance(node, cst.Lambda):
-            return True
-        return False
-
-    # templates ----------------------------------------------------------------------------------
-    def template_source(self, node: cst.CSTNode, env: Env, depth: int = 0) -> TemplateSrc | None:
-        """The raw template text ``node`` holds, and where it starts, or None when unknown."""
-        if depth > 8:
-            return None
-        mod = env.mod
-        if isinstance(node, (cst.SimpleString, cst.ConcatenatedString)):
-            val = node.evaluated_value
-            if not isinstance(val, str):
-                return None
-            rng = mod.positions.get(node)
-            line, col = (rng.start.line - 1, rng.start.column) if rng else (0, 0)
-            if isinstance(node, cst.SimpleString):
-                col += len(node.prefix) + len(node.quote)
-                body = node.value[len(node.prefix) + len(node.quote):]
-                if body.startswith("\\\n"):
-                    line, col = line + 1, 0
-            return TemplateSrc(val, mod.path, line, col)
-        if isinstance(node, cst.Name):
-            loc = mod.loc(node)
-            if env.func is not None:
-                ops = local_ops(mod, env.func).get(node.value)
-                if ops:
-                    before = ops_before(ops, env.pos)
-                    if len(before) == 1 and before[0].kind == "assign":
-                        got = self.template_source(before[0].value, env.at(before[0].pos), depth + 1)
-                        return _chained(got, loc)
-                    return None
-                if find_param(env.func, node.value) is not None:
-                    return None
-            if node.value in mod.assigns:
-                value = mod.assigns[node.value]
-                got = self.template_source(value, self.module_env(mod).at(mod.pos(value)), depth + 1)
-                return _chained(got, loc)
-            if node.value in mod.imports:
-                imp = self._imported(mod, node.value)
-                if imp is not None and imp[1] is not None and imp[1] in imp[0].assigns:
-                    tmod = imp[0]
-                    value = tmod.assigns[imp[1]]
-                    got = self.template_source(value, self.module_env(tmod).at(tmod.pos(value)), depth + 1)
-                    return _chained(got, loc)
-            return None
-        if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name):
-            base, attr = node.value.value, node.attr.value
-            if base == "self" and env.cls is not None and attr in env.cls.init_attrs:
-                value = env.cls.init_attrs[attr]
-                init = env.cls.methods.get("__init__")
-                return self.template_source(value, env.deeper(func=init, pos=mod.pos(value) + 1), depth + 1)
-            if base in mod.imports:
-                imp = self._imported(mod, base)
-                if imp is not None and imp[1] is None and attr in imp[0].assigns:
-                    tmod = imp[0]
-                    value = tmod.assigns[attr]
-                    return self.template_source(value, self.module_env(tmod).at(tmod.pos(value)), depth + 1)
-            return None
-        if isinstance(node, cst.Call):
-            f = node.func
-            name = dotted_name(f)
-            if isinstance(f, cst.Attribute) and f.attr.value in ("read_text", "read"):
-                path = self._file_path(f.value, env)
-                if path is not None and path.is_file():
-                    try:
-                        text = path.read_text("utf-8")
-                    except (OSError, UnicodeDecodeError):
-                        return None
-                    self.dependencies.add(str(path))
-                    return TemplateSrc(text, str(path), 0, 0, (mod.loc(node),) if mod.loc(node) else ())
-            if name.rsplit(".", 1)[-1] in ("dedent", "cleandoc", "strip") and (node.args or isinstance(f, cst.Attribute)):
-                inner = node.args[0].value if node.args else f.value  # type: ignore[union-attr]
-                got = self.template_source(inner, env, depth + 1)
-                if got is not None:
-                    got.text = textwrap.dedent(got.text) if "dedent" in name else got.text.strip()
-                return got
-            if name.rsplit(".", 1)[-1] in ("Template",) and node.args:
-                return self.template_source(node.args[0].value, env, depth + 1)
-        return None
-
-    def _file_path(self, node: cst.BaseExpression, env: Env, depth: int = 0) -> Path | None:
-        """Evaluate a path expression: ``Path(__file__).parent / "prompts" / "x.txt"``, ``open("x")``."""
-        if depth > 8:
-            return None
-        mod = env.mod
-        if isinstance(node, (cst.SimpleString, cst.ConcatenatedString)):
-            val = node.evaluated_value
-            if not isinstance(val, str):
-                return None
-            p = Path(val)
-            if p.is_absolute():
-                return p
-            for base in (mod.directory, self.project.root):
-                if (base / p).exists():
-                    return base / p
-            return mod.directory / p
-        if isinstance(node, cst.Name):
-            if node.value == "__file__":
-                return Path(mod.path).resolve()
-            value = None
-            if env.func is not None:
-                ops = local_ops(mod, env.func).get(node.value)
-                if ops:
-                    before = ops_before(ops, env.pos)
-                    value = before[-1].value if before else None
-            if value is None:
-                value = mod.assigns.get(node.value)
-            return self._file_path(value, env, depth + 1) if value is not None else None
-        if isinstance(node, cst.Attribute) and node.attr.value == "parent":
-            inner = self._file_path(node.value, env, depth + 1)
-            return inner.parent if inner is not None else None
-        if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Divide):
-            left = self._file_path(node.left, env, depth + 1)
-            right = node.right
-            if left is not None and isinstance(right, cst.SimpleString) and isinstance(right.evaluated_value, str):
-                return left / right.evaluated_value
-            return None
-        if isinstance(node, cst.Call):
-            name = dotted_name(node.func)
-            last = name.rsplit(".", 1)[-1]
-            if last in ("Path", "PurePath", "open", "resolve", "absolute") and node.args:
-                return self._file_path(node.args[0].value, env, depth + 1)
-            if last in ("resolve", "absolute") and isinstance(node.func, cst.Attribute):
-                return self._file_path(node.func.value, env, depth + 1)
-            if last in ("joinpath", "join") and isinstance(node.func, cst.Attribute):
-                if name.endswith("path.join"):
-                    parts = [self._file_path(a.value, env, depth + 1) for a in node.args[:1]]
-                    base = parts[0]
-                    rest = node.args[1:]
-                else:
-                    base = self._file_path(node.func.value, env, depth + 1)
-                    rest = node.args
-                for a in rest:
-                    if base is None or not isinstance(a.value, cst.SimpleString):
-                        return None
-                    v = a.value.evaluated_value
-                    base = base / v if isinstance(v, str) else None
-                return base
-            if name.endswith("path.dirname") and node.args:
-                inner = self._file_path(node.args[0].value, env, depth + 1)
-                return inner.parent if inner is not None else None
-        return None
-
-    def _jinja_render(self, node: cst.Call, recv: cst.BaseExpression, env: Env) -> list[Segment] | None:
-        binds = self._call_binds(node, env)
-        if isinstance(recv, cst.Call):
-            rname = dotted_name(recv.func).rsplit(".", 1)[-1]
-            if rname == "get_template" and recv.args:
-                arg = recv.args[0].value
-                tname = arg.evaluated_value if isinstance(arg, cst.SimpleString) else None
-                if not isinstance(tname, str):
-                    return None
-                path = self._find_jinja(tname, env)
-                if path is None:
-                    return None
-                try:
-                    text = path.read_text("utf-8")
-                except (OSError, UnicodeDecodeError):
-                    return None
-                self.dependencies.add(str(path))
-                return self.render(TemplateSrc(text, str(path)), "jinja", binds, env, node,
-                                   search_paths=(path.parent,))
-            if rname in ("Template", "from_string") and recv.args:
-                tmpl = self.template_source(recv.args[0].value, env)
-                if tmpl is not None:
-                    return self.render(tmpl, "jinja", binds, env, node)
-        tmpl = self.template_source(recv, env)
-        if tmpl is not None:
-            return self.render(tmpl, "jinja", binds, env, node)
-        return None
-
-    def _find_jinja(self, name: str, env: Env) -> Path | None:
-        mod = env.mod
-        dirs: list[Path] = []
-        for call in mod.calls:
-            cname = dotted_name(call.node.func).rsplit(".", 1)[-1]
-            if cname in ("FileSystemLoader", "PackageLoader") and call.node.args:
-                idx = 0 if cname == "FileSystemLoader" else min(1, len(call.node.args) - 1)
-                arg = call.node.args[idx].value
-                if cname == "PackageLoader" and len(call.node.args) < 2:
-                    dirs.append(mod.directory / "templates")
-                    continue
-                elems = arg.elements if isinstance(arg, (cst.List, cst.Tuple)) else [arg]
-                for el in elems:
-                    value = el.value if isinstance(el, cst.BaseElement) else el
-                    p = self._file_path(value, env)  # type: ignore[arg-type]
-                    if p is not None:
-                        dirs.append(p)
-                        rel = getattr(value, "evaluated_value", None)
-                        if isinstance(rel, str) and not Path(rel).is_absolute():
-                            dirs.append(self.project.root / rel)
-        dirs.extend([mod.directory / "templates", mod.directory, self.project.root / "templates"])
-        try:
-            from prefixlint.analysis.templates import find_template
-        except ImportError:
-            find_template = None  # type: ignore[assignment]
-        if find_template is not None:
-            try:
-                found = find_template(name, dirs, self.project.root)
-            except Exception:  # noqa: BLE001
-                found = None
-            if found is not None:
-                return Path(found)
-        for d in dirs:
-            if (d / name).is_file():
-                return d / name
-        return None
-
-    def render(self, tmpl: TemplateSrc, style: str, binds: dict[str, list[Segment]], env: Env,
-               node: cst.CSTNode, search_paths: tuple[Path, ...] = ()) -> list[Segment]:
-        """Segments of a template filled with ``binds`` (via :mod:`prefixlint.analysis.templates`)."""
-        loc = env.mod.loc(node)
-        try:
-            from prefixlint.analysis.templates import Binding, render_segments
-        except ImportError:
-            # Template analysis unavailable: keep the text, and the bound dynamic values after it.
-            out = [static(tmpl.text, loc)]
-            for segs in binds.values():
-                out.extend(s for s in segs if not s.static)
-            return out
-        bindings = {}
-        for key, segs in binds.items():
-            if is_static(segs):
-                bindings[key] = Binding(static=True, text=join_text(segs), location=loc)
-            else:
-                d = next((s for s in segs if not s.static), segs[0])
-                bindings[key] = Binding(static=False, kind=d.kind, timing=d.timing, label=d.label or key,
-                                        location=d.location, chain=d.chain, confidence=d.confidence)
-        try:
-            result = render_segments(
-                tmpl.text, style=style, path=tmpl.path, section=Section.SYSTEM, role="system",
-                line_offset=tmpl.line_offset, col_offset=tmpl.col_offset, bindings=bindings,
-                search_paths=search_paths, settings=self.settings, root=self.project.root,
-            )
-        except Exception as exc:  # noqa: BLE001 - a template bug must not stop the file
-            self.errors.append(AnalysisError(loc or SourceLocation(env.mod.path, 1), f"template: {exc}"))
-            return [static(tmpl.text, loc)]
-        self.dependencies.update(str(d) for d in result.dependencies)
-        self.errors.extend(result.errors)
-        out = []
-        for seg in result.segments:
-            if seg.static:
-                out.append(seg)
-            else:
-                timing = seg.timing
-                if env.timing is Timing.PROCESS and timing is Timing.REQUEST and seg.label not in binds:
-                    timing = Timing.REQUEST
-                out.append(replace(seg, chain=(*tmpl.chain, *seg.chain)))
-        return with_chain(out, loc)
+        return isinstance(node, cst.Lambda)
 
     # collections --------------------------------------------------------------------------------
     def items(self, node: cst.BaseExpression, env: Env) -> list[list[Segment]]:
@@ -891,8 +667,11 @@ class Evaluator:
             name = dotted_name(node.func)
             if name in ("set", "frozenset"):
                 return True
-            if isinstance(node.func, cst.Attribute) and node.func.attr.value in ("union", "intersection",
-                                                                                  "difference"):
+            if isinstance(node.func, cst.Attribute) and node.func.attr.value in (
+                "union",
+                "intersection",
+                "difference",
+            ):
                 return self.is_set(node.func.value, env, depth + 1)
             return False
         if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, (cst.BitOr, cst.BitAnd)):
@@ -902,17 +681,25 @@ class Evaluator:
                 ops = local_ops(env.mod, env.func).get(node.value)
                 if ops:
                     before = ops_before(ops, env.pos)
-                    return bool(before) and before[0].kind == "assign" and self.is_set(before[0].value, env,
-                                                                                       depth + 1)
+                    return (
+                        bool(before)
+                        and before[0].kind == "assign"
+                        and self.is_set(before[0].value, env, depth + 1)
+                    )
                 param = find_param(env.func, node.value)
                 if param is not None:
                     return annotation_name(param) in SET_TYPES
             value = env.mod.assigns.get(node.value)
             return value is not None and self.is_set(value, self.module_env(env.mod), depth + 1)
-        if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value == "self":
-            if env.cls is not None and node.attr.value in env.cls.init_attrs:
-                init = env.cls.methods.get("__init__")
-                return self.is_set(env.cls.init_attrs[node.attr.value], env.deeper(func=init), depth + 1)
+        if (
+            isinstance(node, cst.Attribute)
+            and isinstance(node.value, cst.Name)
+            and node.value.value == "self"
+            and env.cls is not None
+            and node.attr.value in env.cls.init_attrs
+        ):
+            init = env.cls.methods.get("__init__")
+            return self.is_set(env.cls.init_attrs[node.attr.value], env.deeper(func=init), depth + 1)
         return False
 
     def _opaque(self, node: cst.CSTNode, env: Env) -> list[Segment]:
@@ -921,9 +708,7 @@ class Evaluator:
             inner: list[Segment] = []
             elements = node.elements
             for el in elements:
-                if isinstance(el, cst.DictElement):
-                    inner.extend(self.text(el.value, env))
-                elif isinstance(el, cst.BaseElement):
+                if isinstance(el, (cst.DictElement, cst.BaseElement)):
                     inner.extend(self.text(el.value, env))
             if is_static(inner):
                 return [static(env.mod.source(node), loc)]
@@ -977,12 +762,6 @@ def _default_repr(cls: ClassInfo, conv: str) -> bool:
         if name and name not in ("object",):
             return False  # an inherited repr may well be custom (Enum, NamedTuple, BaseModel...)
     return True
-
-
-def _chained(got: TemplateSrc | None, loc: SourceLocation | None) -> TemplateSrc | None:
-    if got is not None and loc is not None:
-        got.chain = (*got.chain, loc)
-    return got
 
 
 def _decode(value: str, prefix: str, quote: str, raw: bool) -> str:

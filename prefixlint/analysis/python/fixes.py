@@ -24,7 +24,9 @@ def sort_keys_fix(mod: ModuleInfo, call: cst.Call) -> Fix | None:
         arg_span = mod.span(last)
         pos = arg_span[1] if arg_span else end
         insert = " sort_keys=True,"
-        return Fix("Add `sort_keys=True`", (Edit(pos, pos, insert),), Applicability.SAFE, "sort-keys", mod.path)
+        return Fix(
+            "Add `sort_keys=True`", (Edit(pos, pos, insert),), Applicability.SAFE, "sort-keys", mod.path
+        )
     return Fix("Add `sort_keys=True`", (Edit(end, end, insert),), Applicability.SAFE, "sort-keys", mod.path)
 
 
@@ -34,8 +36,13 @@ def sorted_fix(mod: ModuleInfo, iter_node: cst.BaseExpression) -> Fix | None:
     if span is None:
         return None
     src = mod.text[span[0] : span[1]]
-    return Fix("Iterate in sorted order", (Edit(span[0], span[1], f"sorted({src})"),), Applicability.SAFE,
-               "sorted", mod.path)
+    return Fix(
+        "Iterate in sorted order",
+        (Edit(span[0], span[1], f"sorted({src})"),),
+        Applicability.SAFE,
+        "sorted",
+        mod.path,
+    )
 
 
 def move_line_to_end_fix(mod: ModuleInfo, fstring: cst.FormattedString, expr: cst.CSTNode) -> Fix | None:
@@ -59,8 +66,13 @@ def move_line_to_end_fix(mod: ModuleInfo, fstring: cst.FormattedString, expr: cs
     line = content[ls:le]
     rest = content[:ls] + content[le + len(sep) :]
     new = rest + line + sep if rest.endswith(sep) else rest + sep + line
-    return Fix("Move the dynamic line to the end of the prompt", (Edit(cstart, cend, new),),
-               Applicability.UNSAFE, "move-to-end", mod.path)
+    return Fix(
+        "Move the dynamic line to the end of the prompt",
+        (Edit(cstart, cend, new),),
+        Applicability.UNSAFE,
+        "move-to-end",
+        mod.path,
+    )
 
 
 def swap_concat_fix(mod: ModuleInfo, binop: cst.BinaryOperation) -> Fix | None:
@@ -70,5 +82,10 @@ def swap_concat_fix(mod: ModuleInfo, binop: cst.BinaryOperation) -> Fix | None:
         return None
     left = mod.text[lspan[0] : lspan[1]]
     right = mod.text[rspan[0] : rspan[1]]
-    return Fix("Move the dynamic part after the static text", (Edit(span[0], span[1], f"{right} + {left}"),),
-               Applicability.UNSAFE, "move-to-end", mod.path)
+    return Fix(
+        "Move the dynamic part after the static text",
+        (Edit(span[0], span[1], f"{right} + {left}"),),
+        Applicability.UNSAFE,
+        "move-to-end",
+        mod.path,
+    )

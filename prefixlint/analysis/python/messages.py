@@ -37,8 +37,12 @@ class Msg:
 
 def _history(ev: Evaluator, node: cst.CSTNode, env: Env, label: str) -> Msg:
     kind, conf = name_kind(ev.catalog, label)
-    if kind not in (DynamicKind.HISTORY, DynamicKind.MEMORY, DynamicKind.TOOL_OUTPUT,
-                    DynamicKind.RETRIEVED_CONTEXT):
+    if kind not in (
+        DynamicKind.HISTORY,
+        DynamicKind.MEMORY,
+        DynamicKind.TOOL_OUTPUT,
+        DynamicKind.RETRIEVED_CONTEXT,
+    ):
         kind = DynamicKind.HISTORY
     loc = env.mod.loc(node)
     return Msg(None, [dynamic(kind, Timing.REQUEST, label, loc, confidence=conf or 0.7)], loc, history=True)
@@ -46,8 +50,10 @@ def _history(ev: Evaluator, node: cst.CSTNode, env: Env, label: str) -> Msg:
 
 def looks_text(node: cst.CSTNode) -> bool:
     return isinstance(node, (cst.SimpleString, cst.FormattedString, cst.ConcatenatedString)) or (
-        isinstance(node, cst.BinaryOperation) and isinstance(node.operator, (cst.Add, cst.Modulo))
-        and (looks_text(node.left) or looks_text(node.right)))
+        isinstance(node, cst.BinaryOperation)
+        and isinstance(node.operator, (cst.Add, cst.Modulo))
+        and (looks_text(node.left) or looks_text(node.right))
+    )
 
 
 def message_list(ev: Evaluator, node: cst.CSTNode, env: Env) -> list[Msg]:
@@ -203,7 +209,9 @@ def message_item(ev: Evaluator, node: cst.CSTNode, env: Env) -> list[Msg]:
             body: cst.BaseExpression | None = None
             for i, a in enumerate(node.args):
                 kw = a.keyword.value if a.keyword else None
-                if kw in ("content", "text", "template", "prompt") or (kw is None and i == 0 and body is None):
+                if kw in ("content", "text", "template", "prompt") or (
+                    kw is None and i == 0 and body is None
+                ):
                     body = a.value
                 elif kw == "role":
                     role = _role_of(ev, a.value, env) or role
@@ -229,14 +237,21 @@ def message_item(ev: Evaluator, node: cst.CSTNode, env: Env) -> list[Msg]:
     segs = ev.text(node, env)
     if is_static(segs):
         return [Msg(None, segs, loc)]
-    return [_history(ev, node, env, dotted_name(node) or "message")] if isinstance(
-        node, (cst.Name, cst.Attribute)) else [Msg(None, segs, loc)]
+    return (
+        [_history(ev, node, env, dotted_name(node) or "message")]
+        if isinstance(node, (cst.Name, cst.Attribute))
+        else [Msg(None, segs, loc)]
+    )
 
 
 def _template_content(ev: Evaluator, call: cst.Call, body: cst.BaseExpression, env: Env) -> list[Segment]:
     style = "format"
     for a in call.args:
-        if a.keyword is not None and a.keyword.value == "template_format" and isinstance(a.value, cst.SimpleString):
+        if (
+            a.keyword is not None
+            and a.keyword.value == "template_format"
+            and isinstance(a.value, cst.SimpleString)
+        ):
             fmt = a.value.evaluated_value
             style = {"mustache": "mustache", "jinja2": "jinja", "f-string": "format"}.get(str(fmt), "format")
     tmpl = ev.template_source(body, env)
@@ -253,8 +268,9 @@ def content(ev: Evaluator, node: cst.BaseExpression | None, env: Env) -> list[Se
         tmpl = ev.template_source(node, env)
         if tmpl is not None:
             return ev.render(tmpl, ev.template_mode, {}, env, node)
-    if isinstance(node, (cst.List, cst.Tuple)) and any(isinstance(el.value, cst.Dict) for el in node.elements
-                                                        if isinstance(el, cst.Element)):
+    if isinstance(node, (cst.List, cst.Tuple)) and any(
+        isinstance(el.value, cst.Dict) for el in node.elements if isinstance(el, cst.Element)
+    ):
         return blocks(ev, node, env)
     if isinstance(node, cst.Name) and env.func is None and node.value in env.mod.assigns:
         value = env.mod.assigns[node.value]
@@ -298,8 +314,12 @@ def _cache_control(node: cst.BaseExpression, env: Env) -> CacheControl:
     ttl = "5m"
     if isinstance(node, cst.Dict):
         for d in node.elements:
-            if (isinstance(d, cst.DictElement) and isinstance(d.key, cst.SimpleString)
-                    and d.key.evaluated_value == "ttl" and isinstance(d.value, cst.SimpleString)):
+            if (
+                isinstance(d, cst.DictElement)
+                and isinstance(d.key, cst.SimpleString)
+                and d.key.evaluated_value == "ttl"
+                and isinstance(d.value, cst.SimpleString)
+            ):
                 ttl = str(d.value.evaluated_value)
     return CacheControl(ttl=ttl, location=env.mod.loc(node))
 
@@ -307,7 +327,11 @@ def _cache_control(node: cst.BaseExpression, env: Env) -> CacheControl:
 def items(ev: Evaluator, node: cst.BaseExpression, env: Env) -> list[list[Segment]]:
     """Elements of a list-like expression (for ``join`` and tool lists), flagging set iteration."""
     loc = env.mod.loc(node)
-    if isinstance(node, (cst.Name, cst.Attribute)) and node_name(node) not in env.bindings and ev.is_set(node, env):
+    if (
+        isinstance(node, (cst.Name, cst.Attribute))
+        and node_name(node) not in env.bindings
+        and ev.is_set(node, env)
+    ):
         return [_unordered(ev, node, env, [static(env.mod.source(node), loc)])]
     if isinstance(node, (cst.List, cst.Tuple)):
         out: list[list[Segment]] = []
@@ -318,7 +342,8 @@ def items(ev: Evaluator, node: cst.BaseExpression, env: Env) -> list[list[Segmen
                 out.append(ev.text(el.value, env))
         return out
     if isinstance(node, (cst.Set, cst.SetComp)) or (
-            isinstance(node, cst.Call) and dotted_name(node.func) in ("set", "frozenset")):
+        isinstance(node, cst.Call) and dotted_name(node.func) in ("set", "frozenset")
+    ):
         return [_unordered(ev, node, env, [static(env.mod.source(node), loc)])]
     if isinstance(node, (cst.ListComp, cst.GeneratorExp)):
         gen = node.for_in
@@ -354,8 +379,15 @@ def items(ev: Evaluator, node: cst.BaseExpression, env: Env) -> list[list[Segmen
         last = name.rsplit(".", 1)[-1]
         if last in ("sorted",) and node.args:
             got = items(ev, node.args[0].value, env)
-            return [[replace(s, nondeterminism=None, fixes=()) if s.nondeterminism is Nondeterminism.SET_ITERATION
-                     else s for s in item] for item in got]
+            return [
+                [
+                    replace(s, nondeterminism=None, fixes=())
+                    if s.nondeterminism is Nondeterminism.SET_ITERATION
+                    else s
+                    for s in item
+                ]
+                for item in got
+            ]
         if last in ("list", "tuple", "reversed") and node.args:
             return items(ev, node.args[0].value, env)
         if isinstance(node.func, cst.Attribute) and last in ("values", "keys", "items"):
@@ -382,8 +414,13 @@ def _unordered(ev: Evaluator, iter_node: cst.CSTNode, env: Env, segs: list[Segme
     fix = fixes.sorted_fix(env.mod, iter_node)  # type: ignore[arg-type]
     if not segs:
         segs = [static(env.mod.source(iter_node), env.mod.loc(iter_node))]
-    first = replace(segs[0], nondeterminism=Nondeterminism.SET_ITERATION, fixes=(fix,) if fix else (),
-                    location=env.mod.loc(iter_node), repeated=True)
+    first = replace(
+        segs[0],
+        nondeterminism=Nondeterminism.SET_ITERATION,
+        fixes=(fix,) if fix else (),
+        location=env.mod.loc(iter_node),
+        repeated=True,
+    )
     return [first, *segs[1:]]
 
 
@@ -417,8 +454,13 @@ def tool_segments(ev: Evaluator, node: cst.BaseExpression, env: Env) -> list[Seg
         loc = item[0].location if item else env.mod.loc(node)
         seg = static(text, loc)
         if nd is not None:
-            seg = replace(seg, nondeterminism=nd.nondeterminism, fixes=nd.fixes, location=nd.location,
-                          repeated=nd.repeated)
+            seg = replace(
+                seg,
+                nondeterminism=nd.nondeterminism,
+                fixes=nd.fixes,
+                location=nd.location,
+                repeated=nd.repeated,
+            )
         out.append(seg)
     return out
 

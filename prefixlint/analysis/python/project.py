@@ -9,6 +9,9 @@ Every file read is recorded so the lint cache can invalidate dependents.
 
 from __future__ import annotations
 
+import os
+import re
+from collections.abc import Callable
 from pathlib import Path
 
 from prefixlint.analysis.python.collect import ModuleInfo, parse_module
@@ -22,6 +25,27 @@ class ProjectContext:
         self.root = Path(root).resolve()
         self.settings = settings
         self._modules: dict[str, ModuleInfo | None] = {}
+        self._refs: dict[str, set[str]] | None = None
+
+    def references(self, name: str, wanted: Callable[[str], bool]) -> set[str]:
+        """Python files of the project that mention identifier ``name``.
+
+        The index is built once per process over identifiers for which ``wanted`` is true (the
+        prompt-like names), so that a template constant filled in another module is reported there,
+        at its sink, and not a second time as an unfilled template.
+        """
+        if self._refs is None:
+            refs: dict[str, set[str]] = {}
+            for path in _python_files(self.root):
+                try:
+                    text = path.read_text("utf-8", errors="replace")
+                except OSError:
+                    continue
+                for ident in set(_IDENT.findall(text)):
+                    if wanted(ident):
+                        refs.setdefault(ident, set()).add(str(path.resolve()))
+            self._refs = refs
+        return self._refs.get(name, set())
 
     def module_file(self, importer: str, module: str, level: int = 0) -> Path | None:
         """The file that ``import module`` (relative ``level``) from ``importer`` refers to."""
@@ -59,7 +83,7 @@ class ProjectContext:
         try:
             text = Path(key).read_text("utf-8")
             info = parse_module(key, text)
-        except Exception:  # noqa: BLE001 - a broken neighbour module is simply not indexed
+        except Exception:
             info = None
         self._modules[key] = info
         return info
@@ -67,3 +91,20 @@ class ProjectContext:
     def resolve_import(self, importer: str, module: str, level: int) -> ModuleInfo | None:
         f = self.module_file(importer, module, level)
         return self.load(f) if f is not None else None
+
+
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_SKIP_DIRS = {"node_modules", "venv", "site-packages", "__pycache__", "build", "dist", "env"}
+MAX_INDEXED_FILES = 20000
+
+
+def _python_files(root: Path) -> list[Path]:
+    out: list[Path] = []
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = [d for d in dirnames if not d.startswith(".") and d not in _SKIP_DIRS]
+        for name in filenames:
+            if name.endswith(".py"):
+                out.append(Path(dirpath) / name)
+                if len(out) >= MAX_INDEXED_FILES:
+                    return out
+    return out

@@ -55,8 +55,14 @@ def _walk_block(mod, suite, ops, *, conditional, loop_iter) -> None:  # type: ig
         _walk_stmt(mod, stmt, ops, conditional=conditional, loop_iter=loop_iter)
 
 
-def _walk_stmt(mod: ModuleInfo, stmt: cst.CSTNode, ops: dict[str, list[Op]], *, conditional: bool,
-               loop_iter: cst.BaseExpression | None) -> None:
+def _walk_stmt(
+    mod: ModuleInfo,
+    stmt: cst.CSTNode,
+    ops: dict[str, list[Op]],
+    *,
+    conditional: bool,
+    loop_iter: cst.BaseExpression | None,
+) -> None:
     if isinstance(stmt, cst.SimpleStatementLine):
         for small in stmt.body:
             _small(mod, small, ops, conditional, loop_iter)
@@ -72,7 +78,8 @@ def _walk_stmt(mod: ModuleInfo, stmt: cst.CSTNode, ops: dict[str, list[Op]], *, 
     elif isinstance(stmt, cst.For):
         if isinstance(stmt.target, cst.Name):
             ops.setdefault(stmt.target.value, []).append(
-                Op("for", stmt.iter, mod.pos(stmt), stmt, conditional, stmt.iter))
+                Op("for", stmt.iter, mod.pos(stmt), stmt, conditional, stmt.iter)
+            )
         _walk_block(mod, stmt.body, ops, conditional=conditional, loop_iter=stmt.iter)
     elif isinstance(stmt, cst.While):
         _walk_block(mod, stmt.body, ops, conditional=True, loop_iter=loop_iter)
@@ -88,27 +95,40 @@ def _walk_stmt(mod: ModuleInfo, stmt: cst.CSTNode, ops: dict[str, list[Op]], *, 
             _walk_block(mod, stmt.finalbody.body, ops, conditional=conditional, loop_iter=loop_iter)
 
 
-def _small(mod: ModuleInfo, small: cst.CSTNode, ops: dict[str, list[Op]], conditional: bool,
-           loop_iter: cst.BaseExpression | None) -> None:
+def _small(
+    mod: ModuleInfo,
+    small: cst.CSTNode,
+    ops: dict[str, list[Op]],
+    conditional: bool,
+    loop_iter: cst.BaseExpression | None,
+) -> None:
     pos = mod.pos(small)
     if isinstance(small, cst.Assign):
         for tgt in small.targets:
             if isinstance(tgt.target, cst.Name):
                 ops.setdefault(tgt.target.value, []).append(
-                    Op("assign", small.value, pos, small, conditional, loop_iter))
+                    Op("assign", small.value, pos, small, conditional, loop_iter)
+                )
     elif isinstance(small, cst.AnnAssign) and small.value is not None and isinstance(small.target, cst.Name):
-        ops.setdefault(small.target.value, []).append(Op("assign", small.value, pos, small, conditional, loop_iter))
+        ops.setdefault(small.target.value, []).append(
+            Op("assign", small.value, pos, small, conditional, loop_iter)
+        )
     elif isinstance(small, cst.AugAssign) and isinstance(small.target, cst.Name):
         if isinstance(small.operator, cst.AddAssign):
-            ops.setdefault(small.target.value, []).append(Op("aug", small.value, pos, small, conditional, loop_iter))
+            ops.setdefault(small.target.value, []).append(
+                Op("aug", small.value, pos, small, conditional, loop_iter)
+            )
     elif isinstance(small, cst.Expr) and isinstance(small.value, cst.Call):
         call = small.value
         f = call.func
-        if (isinstance(f, cst.Attribute) and isinstance(f.value, cst.Name)
-                and f.attr.value in ("append", "extend", "insert") and call.args):
+        if (
+            isinstance(f, cst.Attribute)
+            and isinstance(f.value, cst.Name)
+            and f.attr.value in ("append", "extend", "insert")
+            and call.args
+        ):
             arg = call.args[-1].value
-            ops.setdefault(f.value.value, []).append(
-                Op(f.attr.value, arg, pos, call, conditional, loop_iter))
+            ops.setdefault(f.value.value, []).append(Op(f.attr.value, arg, pos, call, conditional, loop_iter))
 
 
 def ops_before(ops: list[Op], pos: int) -> list[Op]:

@@ -15,15 +15,17 @@ def sink_specs(settings: Settings) -> list[SinkSpec]:
     for plugin in load_plugins():
         specs.extend(plugin.sinks)
     for extra in settings.sinks:
-        specs.append(SinkSpec(
-            name=extra.call,
-            calls=(extra.call,),
-            provider=extra.provider,
-            system=(extra.system,) if extra.system else (),
-            messages=(extra.messages,) if extra.messages else (),
-            prompt=(extra.prompt,) if extra.prompt else (),
-            tools=(extra.tools,) if extra.tools else (),
-        ))
+        specs.append(
+            SinkSpec(
+                name=extra.call,
+                calls=(extra.call,),
+                provider=extra.provider,
+                system=(extra.system,) if extra.system else (),
+                messages=(extra.messages,) if extra.messages else (),
+                prompt=(extra.prompt,) if extra.prompt else (),
+                tools=(extra.tools,) if extra.tools else (),
+            )
+        )
     return specs
 
 

@@ -24,14 +24,52 @@ KIND_TOKENS = {
 
 # Methods that keep a value's nature: ``x.strip()`` is dynamic when ``x`` is.
 PASS_THROUGH_METHODS = {
-    "strip", "lstrip", "rstrip", "lower", "upper", "title", "capitalize", "casefold", "replace",
-    "isoformat", "strftime", "date", "time", "ctime", "astimezone", "format_map", "encode", "decode",
-    "hex", "removeprefix", "removesuffix", "splitlines", "expandtabs", "center", "ljust", "rjust",
-    "zfill", "timestamp", "weekday", "isoweekday", "to_string", "model_dump_json", "json",
+    "strip",
+    "lstrip",
+    "rstrip",
+    "lower",
+    "upper",
+    "title",
+    "capitalize",
+    "casefold",
+    "replace",
+    "isoformat",
+    "strftime",
+    "date",
+    "time",
+    "ctime",
+    "astimezone",
+    "format_map",
+    "encode",
+    "decode",
+    "hex",
+    "removeprefix",
+    "removesuffix",
+    "splitlines",
+    "expandtabs",
+    "center",
+    "ljust",
+    "rjust",
+    "zfill",
+    "timestamp",
+    "weekday",
+    "isoweekday",
+    "to_string",
+    "model_dump_json",
+    "json",
 }
 PASS_THROUGH_FUNCS = {"str", "textwrap.dedent", "dedent", "inspect.cleandoc", "cleandoc", "format", "f"}
-SET_TYPES = {"set", "frozenset", "Set", "FrozenSet", "typing.Set", "typing.FrozenSet", "AbstractSet",
-             "collections.abc.Set", "MutableSet"}
+SET_TYPES = {
+    "set",
+    "frozenset",
+    "Set",
+    "FrozenSet",
+    "typing.Set",
+    "typing.FrozenSet",
+    "AbstractSet",
+    "collections.abc.Set",
+    "MutableSet",
+}
 
 
 def static(text: str, location: SourceLocation | None = None) -> Segment:

@@ -4,7 +4,7 @@ Each template becomes the ordered segments of the request it renders: static tex
 placeholders classified by what a caller binds (:class:`Binding`) or by name. Modules, one job each:
 
 - ``files``: which files are templates and of which style; finding an included name.
-- ``jinja``: jinja2's parser and AST, include/extends/import/macro expansion.
+- ``jinja_parse``: jinja2's parser with node spans; ``jinja``: rendering, includes, extends, macros.
 - ``placeholders``: ``str.format``, plain ``{var}``/``{{var}}`` files, ``$``, ``%`` and mustache.
 - ``prompty``: YAML front matter and role sections.
 - ``bindings``: values of variables; ``emit``: segment building; ``render``: the entry point.

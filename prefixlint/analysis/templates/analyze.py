@@ -9,7 +9,7 @@ from prefixlint.analysis.result import FileAnalysis
 from prefixlint.analysis.templates.files import template_style_for
 from prefixlint.analysis.templates.render import render_template
 from prefixlint.config import Settings
-from prefixlint.layout import Layout, SourceLocation, count_layout_tokens
+from prefixlint.layout import Layout, count_layout_tokens
 
 
 def analyze_template_file(path: str, text: str, settings: Settings, root: Path) -> FileAnalysis:
@@ -30,7 +30,7 @@ def analyze_template_file(path: str, text: str, settings: Settings, root: Path) 
         segments=result.segments,
         provider=meta.provider or settings.provider,
         model=meta.model or settings.model,
-        sink=SourceLocation(path, 1, 0),
+        sink=None,  # no call sends it: the template is linted on its own
         sink_name=f"template {Path(path).name}",
     )
     layout = count_layout_tokens(layout)

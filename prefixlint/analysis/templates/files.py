@@ -78,7 +78,7 @@ def _index(root: str) -> dict[str, tuple[str, ...]]:
 def clear_caches() -> None:
     """Forget the file index and parsed templates (for long-running processes and tests)."""
     _index.cache_clear()
-    from prefixlint.analysis.templates import jinja
+    from prefixlint.analysis.templates import jinja_parse as jinja
 
     jinja.parse_jinja.cache_clear()
 

@@ -39,7 +39,7 @@ def _comments(text: str, style: str) -> list[tuple[int, int, bool, str]]:
     lines = text.split("\n")
     spans: list[tuple[int, int, int, int, str]] = []
     if style in ("jinja", "prompty"):
-        from prefixlint.analysis.templates.jinja import parse_jinja
+        from prefixlint.analysis.templates.jinja_parse import parse_jinja
 
         spans = [(s.line, s.col, s.end_line, s.end_col, body) for s, body in parse_jinja(text).comments]
     elif style == "mustache":

@@ -105,10 +105,15 @@ class LlamaForCausalLM(nn.Module):
     def forward(self, input_ids: torch.Tensor, positions: torch.Tensor, kv_caches: list[KVCache],
                 batch: PagedBatch) -> torch.Tensor:
         """Hidden states ``[T, hidden]`` for a flat batch of new tokens over the paged cache."""
-        x = self.model.embed_tokens(input_ids)
+        x = self.embed(input_ids)
         for layer, kv in zip(self.model.layers, kv_caches):
             x = layer(x, positions, kv, batch)
         return self.model.norm(x)
+
+    def embed(self, input_ids: torch.Tensor) -> torch.Tensor:
+        if self.config.fold_input_ids:
+            input_ids = input_ids % self.config.vocab_size
+        return self.model.embed_tokens(input_ids)
 
     def compute_logits(self, hidden: torch.Tensor) -> torch.Tensor:
         return self.lm_head(hidden)
@@ -124,7 +129,7 @@ class LlamaForCausalLM(nn.Module):
         positions = torch.arange(ids.shape[1], device=ids.device)
         outs = []
         for row in ids:
-            x = self.model.embed_tokens(row)
+            x = self.embed(row)
             for layer in self.model.layers:
                 x = layer(x, positions, None, None)
             x = self.model.norm(x)

@@ -1,0 +1,322 @@
+"""Linter speed: prefixlint against a bare ``libcst.parse_module`` over the same files.
+
+Measures, in one run:
+
+- the CPython standard library of the running interpreter (``site-packages`` excluded);
+- a synthetic prompt-heavy tree that this script generates (``--files`` modules, default 2,000, plus
+  a shared prompts module and a few Jinja templates);
+
+and for each tree: the floor (bare ``libcst.parse_module`` of every ``.py`` file, one process),
+prefixlint cold (empty cache) with one worker and with two, and prefixlint warm (cache filled, nothing
+changed), both in-process and as a fresh ``python -m prefixlint check`` subprocess.
+
+Goals (from issue #2): stdlib cold <= 0.3x bare parse; prompt-heavy cold <= 1.5x bare parse on one
+worker and faster with two; warm run over 2,000 files under 0.5 s.
+
+Usage::
+
+    python bench/lint_speed.py                 # full run, prints a Markdown table
+    python bench/lint_speed.py --stdlib-every 4 --files 500   # quicker, on a sample
+    python bench/lint_speed.py --record        # also append the table to bench/RESULTS.md
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import random
+import shutil
+import subprocess
+import sys
+import sysconfig
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+SECTION = "## Linter speed"
+
+
+# --- trees ----------------------------------------------------------------------------------------
+
+
+def stdlib_files(every: int = 1) -> tuple[Path, list[Path]]:
+    root = Path(sysconfig.get_paths()["stdlib"])
+    files = sorted(p for p in root.rglob("*.py") if "site-packages" not in p.parts and p.is_file())
+    return root, files[::every]
+
+
+_MODULE = '''"""Synthetic prompt-building module {i}."""
+
+import json
+import uuid
+from datetime import datetime
+
+from openai import OpenAI
+from anthropic import Anthropic
+
+from shared_prompts import BASE_RULES, STYLE_GUIDE
+
+client = OpenAI()
+claude = Anthropic()
+
+TOOLS_{i} = [
+    {{"type": "function", "function": {{"name": "lookup_{i}", "parameters": {{"type": "object"}}}}}},
+]
+
+
+def build_system_{i}(user_name: str, docs: list[str]) -> str:
+    header = {header}
+    return header + BASE_RULES + STYLE_GUIDE + "\\n".join(docs)
+
+
+def answer_{i}(user_name: str, question: str, history: list[dict], docs: list[str], meta: dict) -> str:
+    system = build_system_{i}(user_name, docs)
+    payload = json.dumps(meta{sort})
+    response = client.chat.completions.create(
+        model="gpt-4.1",
+        messages=[
+            {{"role": "system", "content": system}},
+            *history,
+            {{"role": "user", "content": payload + question}},
+        ],
+        tools=TOOLS_{i},
+    )
+    return response.choices[0].message.content
+
+
+def summarize_{i}(text: str, request_id: str) -> str:
+    result = claude.messages.create(
+        model="claude-sonnet-4-5",
+        max_tokens=512,
+        system=[
+            {{"type": "text", "text": STYLE_GUIDE, "cache_control": {{"type": "ephemeral"}}}},
+            {{"type": "text", "text": f"Request {{request_id}} at {{datetime.now().isoformat()}}"}},
+        ],
+        messages=[{{"role": "user", "content": text}}],
+    )
+    return result.content[0].text
+
+
+def helper_{i}(values: list[int]) -> int:
+    total = 0
+    for v in values:
+        if v % 2:
+            total += v * {i}
+        else:
+            total -= v
+    return total + len(str(uuid.uuid4()))
+'''
+
+_HEADERS = (
+    'f"Today is {datetime.now():%Y-%m-%d}. You help {user_name}.\\n"',
+    '"You are a careful assistant.\\n"',
+    'f"User: {user_name}\\n"',
+    '"Answer briefly.\\n"',
+)
+
+_TEMPLATE = """{# synthetic template #}
+You are the assistant for {{ company }}.
+{{ rules }}
+Today is {{ now }}.
+{% for doc in docs %}
+- {{ doc }}
+{% endfor %}
+"""
+
+
+def make_prompt_tree(root: Path, n: int, seed: int = 7) -> list[Path]:
+    """A project of ``n`` prompt-building modules, a shared prompts module and a few templates."""
+    rng = random.Random(seed)
+    pkg = root / "app"
+    pkg.mkdir(parents=True)
+    (root / "pyproject.toml").write_text("[project]\nname = 'synthetic'\n\n[tool.prefixlint]\n")
+    (root / "shared_prompts.py").write_text(
+        '"""Prompt constants shared by every module."""\n\n'
+        f"BASE_RULES = {('Follow the policy carefully. ' * 60)!r}\n"
+        f"STYLE_GUIDE = {('Write clearly and cite sources. ' * 60)!r}\n"
+    )
+    files = [root / "shared_prompts.py"]
+    for i in range(n):
+        sub = pkg / f"part{i // 100:02d}"
+        sub.mkdir(exist_ok=True)
+        path = sub / f"mod{i:05d}.py"
+        path.write_text(
+            _MODULE.format(i=i, header=rng.choice(_HEADERS), sort=rng.choice(("", ", sort_keys=True")))
+        )
+        files.append(path)
+    tdir = root / "templates"
+    tdir.mkdir()
+    for i in range(max(1, n // 100)):
+        (tdir / f"system{i}.j2").write_text(_TEMPLATE)
+    return files
+
+
+# --- measurements ---------------------------------------------------------------------------------
+
+
+def timed(fn: Callable[[], object]) -> float:
+    start = time.perf_counter()
+    fn()
+    return time.perf_counter() - start
+
+
+def bare_parse(files: list[Path]) -> float:
+    import libcst
+
+    def run() -> None:
+        for p in files:
+            try:
+                libcst.parse_module(p.read_bytes())
+            except Exception:
+                continue
+
+    return timed(run)
+
+
+def lint_in_process(
+    root: Path, jobs: int, cache_dir: Path, use_cache: bool = True
+) -> tuple[float, int, object]:
+    import prefixlint.checker as checker
+    from prefixlint.runner import RunOptions, SettingsResolver, lint_paths
+
+    checker._PROJECTS.clear()  # a cold run builds its project index again
+    options = RunOptions(jobs=jobs, use_cache=use_cache, cache_dir=cache_dir)
+    start = time.perf_counter()
+    run = lint_paths([root], SettingsResolver(), options)
+    elapsed = time.perf_counter() - start
+    return elapsed, len(run.findings), run.stats
+
+
+def lint_subprocess(root: Path, cache_dir: Path, jobs: int | None = None) -> float:
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    cmd = [
+        sys.executable,
+        "-m",
+        "prefixlint",
+        "check",
+        "--exit-zero",
+        "-q",
+        "--cache-dir",
+        str(cache_dir),
+        str(root),
+    ]
+    if jobs:
+        cmd += ["-j", str(jobs)]
+    start = time.perf_counter()
+    subprocess.run(cmd, env=env, check=True, stdout=subprocess.DEVNULL, cwd=root)
+    return time.perf_counter() - start
+
+
+def measure(name: str, root: Path, files: list[Path], scratch: Path, workers: tuple[int, ...]) -> list[dict]:
+    rows = []
+    floor = bare_parse(files)
+    rows.append({"tree": name, "run": "bare libcst.parse_module, 1 process", "files": len(files), "s": floor})
+    for jobs in workers:
+        cache = scratch / f"cache-{name}-{jobs}"
+        shutil.rmtree(cache, ignore_errors=True)
+        cold, nfind, stats = lint_in_process(root, jobs, cache)
+        rows.append(
+            {
+                "tree": name,
+                "run": f"prefixlint cold, {jobs} worker{'s' if jobs > 1 else ''}",
+                "files": stats.files,
+                "s": cold,
+                "ratio": cold / floor,
+                "findings": nfind,
+                "analysed": stats.analysed,
+                "skipped": stats.skipped,
+            }
+        )
+    cache = scratch / f"cache-{name}-{workers[0]}"
+    warm, nfind, stats = lint_in_process(root, workers[0], cache)
+    rows.append(
+        {
+            "tree": name,
+            "run": "prefixlint warm, in-process",
+            "files": stats.files,
+            "s": warm,
+            "ratio": warm / floor,
+            "findings": nfind,
+            "analysed": stats.analysed,
+            "cached": stats.cached,
+        }
+    )
+    warm_cli = min(lint_subprocess(root, cache) for _ in range(3))
+    rows.append(
+        {
+            "tree": name,
+            "run": "prefixlint warm, `python -m prefixlint check` (best of 3)",
+            "files": stats.files,
+            "s": warm_cli,
+            "ratio": warm_cli / floor,
+        }
+    )
+    return rows
+
+
+def table(rows: list[dict]) -> str:
+    out = [
+        "| Tree | Run | Files | Time (s) | x bare parse | Findings | Analysed / skipped / cached |",
+        "| --- | --- | ---: | ---: | ---: | ---: | --- |",
+    ]
+    for r in rows:
+        ratio = f"{r['ratio']:.2f}" if "ratio" in r else "1.00"
+        detail = " / ".join(str(r.get(k, "-")) for k in ("analysed", "skipped", "cached"))
+        out.append(
+            f"| {r['tree']} | {r['run']} | {r['files']:,} | {r['s']:.2f} | {ratio} | "
+            f"{r.get('findings', '')} | {detail} |"
+        )
+    return "\n".join(out) + "\n"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--files", type=int, default=2000, help="synthetic modules (default 2000)")
+    parser.add_argument(
+        "--stdlib-every", type=int, default=1, help="take every Nth stdlib file (default all)"
+    )
+    parser.add_argument("--skip-stdlib", action="store_true")
+    parser.add_argument("--record", action="store_true", help="append the table to bench/RESULTS.md")
+    args = parser.parse_args()
+
+    import prefixlint
+
+    rows: list[dict] = []
+    with tempfile.TemporaryDirectory(prefix="prefixlint-bench-") as tmp:
+        scratch = Path(tmp)
+        if not args.skip_stdlib:
+            root, files = stdlib_files(args.stdlib_every)
+            if args.stdlib_every > 1:  # lint exactly the sampled files: copy them into a tree
+                copy = scratch / "stdlib"
+                for f in files:
+                    dest = copy / f.relative_to(root)
+                    dest.parent.mkdir(parents=True, exist_ok=True)
+                    shutil.copyfile(f, dest)
+                root, files = copy, [copy / f.relative_to(root) for f in files]
+            rows += measure("stdlib", root, files, scratch, (1, 2))
+        tree = scratch / "prompt-heavy"
+        files = make_prompt_tree(tree, args.files)
+        rows += measure("prompt-heavy", tree, files, scratch, (1, 2))
+    command = "python bench/lint_speed.py" + (
+        f" --stdlib-every {args.stdlib_every}" if args.stdlib_every > 1 else ""
+    )
+    command += f" --files {args.files}" if args.files != 2000 else ""
+    entry = (
+        f"`{command}`, prefixlint {prefixlint.__version__}, Python {platform.python_version()}, "
+        f"{os.cpu_count()} CPUs.\n\n" + table(rows)
+    )
+    print(entry)
+    if args.record:
+        sys.path.insert(0, str(REPO / "bench"))
+        from results_md import machine, record, stamp
+
+        record(SECTION.removeprefix("## "), f"### {stamp()} - {machine()}\n\n{entry}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,30 @@
+"""Where an expression is evaluated: the module, function, class, bound parameters and timing."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+import libcst as cst
+
+from prefixlint.analysis.python.collect import ClassInfo, ModuleInfo
+from prefixlint.layout import Segment, Timing
+
+
+@dataclass(frozen=True)
+class Env:
+    """Where an expression is evaluated: module, function, bound parameters, timing, use position."""
+
+    mod: ModuleInfo
+    func: cst.FunctionDef | None = None
+    cls: ClassInfo | None = None
+    bindings: dict[str, list[Segment]] = field(default_factory=dict)
+    timing: Timing = Timing.REQUEST
+    pos: int = 1 << 60
+    depth: int = 0
+    active: tuple[int, ...] = ()
+
+    def at(self, pos: int) -> Env:
+        return replace(self, pos=pos)
+
+    def deeper(self, **kw: object) -> Env:
+        return replace(self, depth=self.depth + 1, **kw)  # type: ignore[arg-type]

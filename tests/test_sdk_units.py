@@ -1,0 +1,156 @@
+"""SDK pieces without a server: options, usage normalisation, tenancy, OpenTelemetry, the test helper."""
+
+from __future__ import annotations
+
+import base64
+
+import pytest
+
+import prefixlint.sdk as sdk
+from prefixlint.analysis.payloads.markers import VolatileText
+from prefixlint.providers import get_provider
+from prefixlint.sdk import otel
+from prefixlint.sdk.options import SdkConfigError, options_from
+from prefixlint.sdk.report import CacheReport, Verdict
+from prefixlint.sdk.tenancy import derive_cache_salt, derive_prompt_cache_key
+from prefixlint.sdk.usage import normalize_usage
+from prefixlint.sdk.volatile import move_volatile
+from prefixlint.testing import assert_shared_prefix, shared_prefix
+
+SECRET = base64.b64encode(b"\x01" * 32).decode()
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"nonsense": 1}, "unknown wrap option"),
+        ({"provider": "nope"}, "unknown provider"),
+        ({"volatile_placement": "middle"}, "volatile_placement"),
+        ({"static_ttl": "2h"}, "static_ttl"),
+        ({"salt_secret": "not base64!!"}, "base64"),
+        ({"salt_secret": base64.b64encode(b"short").decode()}, "256 bits"),
+        ({"on_report": 3}, "callable"),
+        ({"hit_rate_threshold": 2}, "between 0 and 1"),
+        ({"send_cache_salt": True}, "salt_secret"),
+    ],
+)
+def test_configuration_errors_raise_at_wrap_time(options: dict, message: str, monkeypatch) -> None:
+    monkeypatch.delenv(sdk.SALT_SECRET_ENV, raising=False)
+    import openai
+
+    with pytest.raises(SdkConfigError, match=message):
+        sdk.wrap(openai.OpenAI(api_key="k"), **options)
+
+
+def test_salt_secret_from_the_environment(monkeypatch) -> None:
+    monkeypatch.setenv(sdk.SALT_SECRET_ENV, SECRET)
+    assert options_from({}).salt_secret == SECRET
+
+
+def test_usage_normalisation_from_the_data_file() -> None:
+    details = {"cached_tokens": 1920, "cache_write_tokens": 80}
+    openai_chat = {"prompt_tokens": 2000, "prompt_tokens_details": details}
+    u = normalize_usage(openai_chat, get_provider("openai"))
+    assert (u.prompt_tokens, u.cached, u.cache_write) == (2000, 1920, 80)
+    responses = {"input_tokens": 1500, "input_tokens_details": {"cached_tokens": 1152}}
+    assert normalize_usage(responses, get_provider("openai")).cached == 1152
+    claude = {"input_tokens": 50, "cache_read_input_tokens": 3000, "cache_creation_input_tokens": 200,
+              "cache_creation": {"ephemeral_5m_input_tokens": 150, "ephemeral_1h_input_tokens": 50}}
+    u = normalize_usage(claude, get_provider("anthropic"))
+    got = (u.prompt_tokens, u.cached, u.cache_write, u.cache_write_5m, u.cache_write_1h)
+    assert got == (3250, 3000, 200, 150, 50)
+    deepseek = {"prompt_tokens": 640, "prompt_cache_hit_tokens": 576, "prompt_cache_miss_tokens": 64}
+    u = normalize_usage(deepseek, get_provider("deepseek"))
+    assert (u.cached, u.cache_miss) == (576, 64)
+    assert normalize_usage({"prompt_tokens": 100}, get_provider("vllm")).cached == 0  # omitted when 0
+    assert normalize_usage({"prompt_tokens": 100}, get_provider("openai")).cached is None
+    assert normalize_usage(None, get_provider("openai")) is None
+    assert normalize_usage({"prompt_tokens": "x"}, get_provider("openai")) is None
+
+
+def test_keys_and_salts_hold_no_secret_or_name() -> None:
+    secret = base64.b64decode(SECRET)
+    k1 = derive_prompt_cache_key("acme", "abc")
+    assert k1 == derive_prompt_cache_key("acme", "abc") != derive_prompt_cache_key("acme", "abd")
+    assert k1 != derive_prompt_cache_key("acme", "abc", secret) and "acme" not in k1 and len(k1) == 28
+    salt = derive_cache_salt("acme", secret)
+    assert len(salt) == 43 and salt != derive_cache_salt("globex", secret)
+    assert salt != derive_cache_salt("acme", b"\x02" * 32)
+
+
+def test_tenant_context_nests_and_resets() -> None:
+    assert sdk.current_tenant() is None
+    with sdk.tenant("a"):
+        with sdk.tenant("b"):
+            assert sdk.current_tenant() == "b"
+        assert sdk.current_tenant() == "a"
+    assert sdk.current_tenant() is None
+
+
+def test_volatile_moves_to_the_last_user_message_or_a_trailing_message() -> None:
+    stamp = sdk.volatile("t=1", "time")
+    body = {"system": [{"type": "text", "text": "static"}, {"type": "text", "text": stamp}],
+            "messages": [{"role": "user", "content": "q"}]}
+    out, changes = move_volatile(body, "messages", {"rid": "r1", "docs": ["d1", "d2"]})
+    assert out["system"] == [{"type": "text", "text": "static"}]
+    tail = out["messages"][0]["content"][1]["text"]
+    assert isinstance(tail, VolatileText)
+    assert tail.splitlines() == ["Request context:", "t=1", "rid: r1", "docs[0]: d1", "docs[1]: d2"]
+    assert body["system"][1]["text"] == "t=1" and len(changes) == 2
+    out2, _ = move_volatile(body, "messages", None, placement="trailing_message")
+    assert out2["messages"][-1]["role"] == "user" and out2["messages"][0] == {"role": "user", "content": "q"}
+    resp, _ = move_volatile({"instructions": sdk.volatile("now"), "input": "hi"}, "responses", None)
+    assert "instructions" not in resp and resp["input"][0]["content"][1]["type"] == "input_text"
+    same, none = move_volatile({"messages": [{"role": "user", "content": "q"}]}, "chat", None)
+    assert none == [] and same["messages"][0]["content"] == "q"
+
+
+def test_otel_attributes_follow_genai_conventions() -> None:
+    from opentelemetry import trace
+
+    class Recording(trace.NonRecordingSpan):
+        def __init__(self) -> None:
+            super().__init__(trace.INVALID_SPAN_CONTEXT)
+            self.attrs: dict = {}
+
+        def is_recording(self) -> bool:
+            return True
+
+        def set_attributes(self, attributes: dict) -> None:
+            self.attrs.update(attributes)
+
+    report = CacheReport("anthropic", "claude-x", "messages", Verdict.HIT, 900, 1000, 1200, 1100,
+                         cache_write=50, tokens_saved=1000)
+    assert not otel.emit(report)  # no recording span
+    span = Recording()
+    with trace.use_span(span):
+        assert otel.emit(report)
+    assert span.attrs["gen_ai.usage.cache_read.input_tokens"] == 1000
+    assert span.attrs["gen_ai.usage.cache_creation.input_tokens"] == 50
+    assert span.attrs["gen_ai.usage.input_tokens"] == 1200
+    assert span.attrs["gen_ai.provider.name"] == "anthropic"
+    assert span.attrs["prefixlint.cache.verdict"] == "hit"
+
+
+def _builder(today: str, docs: list[str], leak: bool = False) -> dict:
+    system = "You are the billing assistant. " + " ".join(f"policy{i}" for i in range(600))
+    if leak:
+        system = f"Today is {today}. " + system
+        return {"model": "gpt-4o", "messages": [{"role": "system", "content": system},
+                                                {"role": "user", "content": "help"}]}
+    return {"model": "gpt-4o", "messages": [
+        {"role": "system", "content": [{"type": "text", "text": system},
+                                       {"type": "text", "text": sdk.volatile(f"Today is {today}")}]},
+        {"role": "user", "content": [{"type": "text", "text": "help"},
+                                     {"type": "text", "text": sdk.volatile("\n".join(docs))}]}]}
+
+
+def test_pytest_helper_passes_a_stable_builder_and_names_a_leak() -> None:
+    result = assert_shared_prefix(_builder, {"today": "2026-01-01", "docs": ["a"]},
+                                  {"today": "2026-06-30", "docs": ["b", "c"]}, min_tokens=1024)
+    assert result.tokens >= 1024
+    with pytest.raises(AssertionError, match=r"first divergence at messages\[0\]\.content.*2026-01-01"):
+        assert_shared_prefix(_builder, {"today": "2026-01-01", "docs": [], "leak": True},
+                             {"today": "2026-06-30", "docs": [], "leak": True}, min_tokens=1024)
+    raw = shared_prefix(_builder("a", [], True), _builder("b", [], True), through_sdk=False)
+    assert raw.tokens < 16

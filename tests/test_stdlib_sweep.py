@@ -1,0 +1,53 @@
+"""Lint every ``.py`` file of the installed standard library: no crash, no traceback, bad files located.
+
+The pre-filter is off so every file goes through the analyzer and the rules (the strongest version of
+the robustness promise). Two workers, no cache.
+"""
+
+from __future__ import annotations
+
+import sysconfig
+from pathlib import Path
+
+import pytest
+from cli_support import has_python_analyzer
+
+from prefixlint.config import Settings
+from prefixlint.runner import RunOptions, Target, check_targets, finalize
+
+pytestmark = pytest.mark.slow
+
+
+def stdlib_files() -> list[Path]:
+    root = Path(sysconfig.get_paths()["stdlib"])
+    return sorted(p for p in root.rglob("*.py") if "site-packages" not in p.parts and p.is_file())
+
+
+def python_rejects(path: Path) -> bool:
+    try:
+        compile(path.read_bytes(), str(path), "exec", dont_inherit=True)
+    except (SyntaxError, ValueError):
+        return True
+    return False
+
+
+@pytest.mark.timeout(1200)
+@pytest.mark.skipif(not has_python_analyzer(), reason="needs the Python analyzer")
+def test_lint_whole_stdlib_without_crash() -> None:
+    files = stdlib_files()
+    assert len(files) > 500
+    settings = Settings()
+    settings.root = str(Path(sysconfig.get_paths()["stdlib"]))
+    targets = [Target(str(p), "python", settings) for p in files]
+    results = check_targets(targets, RunOptions(jobs=2, use_cache=False, prefilter=False))
+    run = finalize(targets, results)
+    assert run.internal_errors == [], "\n\n".join(f"{p}\n{e}" for p, e in run.internal_errors[:5])
+    assert set(results) == {t.path for t in targets}
+    assert run.stats.skipped == 0
+    errors = {f.location.path: f for f in run.findings if f.code == "PFX001"}
+    for f in errors.values():
+        assert f.location.line >= 1 and f.message
+    # Every file CPython itself rejects (test/badsyntax_*, lib2to3 py2 grammar data...) is reported.
+    for path in (t.path for t in targets):
+        if python_rejects(Path(path)):
+            assert path in errors, f"{path} does not compile but got no PFX001"
