@@ -105,9 +105,11 @@ def measure(args: argparse.Namespace, checkpoint: Callable[[dict], None] | None 
     lengths = [int(x) for x in args.lengths.split(",")]
     max_len = max(lengths) + args.block_size
     rng = random.Random(args.seed)
+    hi = min(mc.vocab_size, 100000)  # ordinary ids of the model's vocabulary
+    lo = min(1000, hi // 2)
 
     def ids(n: int) -> list[int]:
-        return [rng.randrange(1000, 100000) for _ in range(n)]
+        return [rng.randrange(lo, hi) for _ in range(n)]
 
     def left() -> float:
         return args.budget_s - (time.perf_counter() - t_start)

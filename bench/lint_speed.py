@@ -3,8 +3,10 @@
 Measures, in one run:
 
 - the CPython standard library of the running interpreter (``site-packages`` excluded);
-- a synthetic prompt-heavy tree that this script generates (``--files`` modules, default 2,000, plus
+- a synthetic prompt-heavy tree that this script generates (``--files`` modules, default 300, plus
   a shared prompts module and a few Jinja templates);
+- a synthetic mixed project of ``--warm-files`` modules (default 2,000; one in ten builds prompts)
+  for the warm-run goal;
 
 and for each tree: the floor (bare ``libcst.parse_module`` of every ``.py`` file, one process),
 prefixlint cold (empty cache) with one worker and with two, and prefixlint warm (cache filled, nothing
@@ -16,13 +18,14 @@ worker and faster with two; warm run over 2,000 files under 0.5 s.
 Usage::
 
     python bench/lint_speed.py                 # full run, prints a Markdown table
-    python bench/lint_speed.py --stdlib-every 4 --files 500   # quicker, on a sample
+    python bench/lint_speed.py --stdlib-every 4 --files 100   # quicker, on a sample
     python bench/lint_speed.py --record        # also append the table to bench/RESULTS.md
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import platform
 import random
@@ -119,6 +122,29 @@ _HEADERS = (
     '"Answer briefly.\\n"',
 )
 
+_PLAIN = '''"""Ordinary module {i}: no prompts."""
+
+from dataclasses import dataclass
+
+
+@dataclass
+class Record{i}:
+    key: str
+    value: int
+
+    def scaled(self, factor: int) -> int:
+        return self.value * factor + {i}
+
+
+def parse_{i}(line: str) -> Record{i}:
+    key, _, value = line.partition("=")
+    return Record{i}(key.strip(), int(value or 0))
+
+
+def total_{i}(lines: list[str]) -> int:
+    return sum(parse_{i}(x).scaled(2) for x in lines if x and not x.startswith("#"))
+'''
+
 _TEMPLATE = """{# synthetic template #}
 You are the assistant for {{ company }}.
 {{ rules }}
@@ -153,6 +179,19 @@ def make_prompt_tree(root: Path, n: int, seed: int = 7) -> list[Path]:
     tdir.mkdir()
     for i in range(max(1, n // 100)):
         (tdir / f"system{i}.j2").write_text(_TEMPLATE)
+    return files
+
+
+def make_mixed_tree(root: Path, total: int, prompt_files: int) -> list[Path]:
+    """A project of ``total`` modules of which ``prompt_files`` build prompts (the rest are ordinary)."""
+    files = make_prompt_tree(root, prompt_files)
+    lib = root / "lib"
+    for i in range(total - len(files)):
+        sub = lib / f"pkg{i // 100:02d}"
+        sub.mkdir(parents=True, exist_ok=True)
+        path = sub / f"util{i:05d}.py"
+        path.write_text(_PLAIN.format(i=i))
+        files.append(path)
     return files
 
 
@@ -192,7 +231,8 @@ def lint_in_process(
     return elapsed, len(run.findings), run.stats
 
 
-def lint_subprocess(root: Path, cache_dir: Path, jobs: int | None = None) -> float:
+def lint_subprocess(root: Path, cache_dir: Path, jobs: int | None = None) -> tuple[float, int]:
+    """Wall time of a fresh ``python -m prefixlint check`` and the number of findings it reported."""
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     cmd = [
         sys.executable,
@@ -200,60 +240,77 @@ def lint_subprocess(root: Path, cache_dir: Path, jobs: int | None = None) -> flo
         "prefixlint",
         "check",
         "--exit-zero",
-        "-q",
-        "--cache-dir",
-        str(cache_dir),
-        str(root),
+        "--statistics",
+        "--output-format",
+        "json",
     ]
+    cmd += ["--cache-dir", str(cache_dir), str(root)]
     if jobs:
         cmd += ["-j", str(jobs)]
     start = time.perf_counter()
-    subprocess.run(cmd, env=env, check=True, stdout=subprocess.DEVNULL, cwd=root)
-    return time.perf_counter() - start
+    proc = subprocess.run(cmd, env=env, check=True, capture_output=True, cwd=root)
+    elapsed = time.perf_counter() - start
+    return elapsed, sum(row["count"] for row in json.loads(proc.stdout or b"[]"))
+
+
+def prefilter_passes(files: list[Path]) -> int:
+    from prefixlint.config import Settings
+    from prefixlint.runner import may_build_prompts
+
+    settings = Settings()
+    return sum(may_build_prompts(p.read_bytes(), settings) for p in files)
 
 
 def measure(name: str, root: Path, files: list[Path], scratch: Path, workers: tuple[int, ...]) -> list[dict]:
+    """Floor, cold runs (fresh process, empty cache) per worker count, warm in-process and warm CLI."""
     rows = []
     floor = bare_parse(files)
-    rows.append({"tree": name, "run": "bare libcst.parse_module, 1 process", "files": len(files), "s": floor})
-    for jobs in workers:
-        cache = scratch / f"cache-{name}-{jobs}"
-        shutil.rmtree(cache, ignore_errors=True)
-        cold, nfind, stats = lint_in_process(root, jobs, cache)
-        rows.append(
-            {
-                "tree": name,
-                "run": f"prefixlint cold, {jobs} worker{'s' if jobs > 1 else ''}",
-                "files": stats.files,
-                "s": cold,
-                "ratio": cold / floor,
-                "findings": nfind,
-                "analysed": stats.analysed,
-                "skipped": stats.skipped,
-            }
-        )
-    cache = scratch / f"cache-{name}-{workers[0]}"
-    warm, nfind, stats = lint_in_process(root, workers[0], cache)
+    passes = prefilter_passes(files)
     rows.append(
         {
             "tree": name,
-            "run": "prefixlint warm, in-process",
+            "run": "bare `libcst.parse_module`, 1 process",
+            "files": len(files),
+            "s": floor,
+            "note": f"{passes:,} files pass the pre-filter",
+        }
+    )
+    for jobs in workers:
+        cache = scratch / f"cache-{name.split()[0]}-{jobs}"
+        shutil.rmtree(cache, ignore_errors=True)
+        cold, nfind = lint_subprocess(root, cache, jobs)
+        rows.append(
+            {
+                "tree": name,
+                "run": f"prefixlint cold, `-j {jobs}` (fresh process, empty cache)",
+                "files": len(files),
+                "s": cold,
+                "ratio": cold / floor,
+                "findings": nfind,
+            }
+        )
+    cache = scratch / f"cache-{name.split()[0]}-{workers[-1]}"
+    warm, nfind, stats = lint_in_process(root, workers[-1], cache)
+    rows.append(
+        {
+            "tree": name,
+            "run": "prefixlint warm, in-process (discovery + cache + suppressions)",
             "files": stats.files,
             "s": warm,
             "ratio": warm / floor,
             "findings": nfind,
-            "analysed": stats.analysed,
-            "cached": stats.cached,
+            "note": f"{stats.cached:,} cached, {stats.analysed} analysed",
         }
     )
-    warm_cli = min(lint_subprocess(root, cache) for _ in range(3))
+    warm_cli = min(lint_subprocess(root, cache, workers[-1])[0] for _ in range(3))
     rows.append(
         {
             "tree": name,
-            "run": "prefixlint warm, `python -m prefixlint check` (best of 3)",
+            "run": "prefixlint warm, fresh `python -m prefixlint check` (best of 3)",
             "files": stats.files,
             "s": warm_cli,
             "ratio": warm_cli / floor,
+            "findings": nfind,
         }
     )
     return rows
@@ -261,22 +318,24 @@ def measure(name: str, root: Path, files: list[Path], scratch: Path, workers: tu
 
 def table(rows: list[dict]) -> str:
     out = [
-        "| Tree | Run | Files | Time (s) | x bare parse | Findings | Analysed / skipped / cached |",
+        "| Tree | Run | Files | Time (s) | x bare parse | Findings | Note |",
         "| --- | --- | ---: | ---: | ---: | ---: | --- |",
     ]
     for r in rows:
         ratio = f"{r['ratio']:.2f}" if "ratio" in r else "1.00"
-        detail = " / ".join(str(r.get(k, "-")) for k in ("analysed", "skipped", "cached"))
         out.append(
             f"| {r['tree']} | {r['run']} | {r['files']:,} | {r['s']:.2f} | {ratio} | "
-            f"{r.get('findings', '')} | {detail} |"
+            f"{r.get('findings', '')} | {r.get('note', '')} |"
         )
     return "\n".join(out) + "\n"
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--files", type=int, default=2000, help="synthetic modules (default 2000)")
+    parser.add_argument("--files", type=int, default=300, help="prompt-heavy modules (default 300)")
+    parser.add_argument(
+        "--warm-files", type=int, default=2000, help="modules of the mixed tree (default 2000)"
+    )
     parser.add_argument(
         "--stdlib-every", type=int, default=1, help="take every Nth stdlib file (default all)"
     )
@@ -302,10 +361,14 @@ def main() -> None:
         tree = scratch / "prompt-heavy"
         files = make_prompt_tree(tree, args.files)
         rows += measure("prompt-heavy", tree, files, scratch, (1, 2))
+        mixed = scratch / "mixed"
+        files = make_mixed_tree(mixed, args.warm_files, max(1, args.warm_files // 10))
+        rows += measure(f"mixed {args.warm_files:,} (10% prompts)", mixed, files, scratch, (2,))
     command = "python bench/lint_speed.py" + (
         f" --stdlib-every {args.stdlib_every}" if args.stdlib_every > 1 else ""
     )
-    command += f" --files {args.files}" if args.files != 2000 else ""
+    command += f" --files {args.files}" if args.files != 300 else ""
+    command += f" --warm-files {args.warm_files}" if args.warm_files != 2000 else ""
     entry = (
         f"`{command}`, prefixlint {prefixlint.__version__}, Python {platform.python_version()}, "
         f"{os.cpu_count()} CPUs.\n\n" + table(rows)

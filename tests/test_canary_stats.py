@@ -66,6 +66,7 @@ def test_calibrate_inseparable_arms_still_catch_reported_hits() -> None:
     misses = [_s("miss", 0.1 + rng.random() * 0.01, 0) for _ in range(10)]
     cal = calibrate(hits, misses, shared_prefix_tokens=900)
     assert not cal.separable
+    assert not any("cannot reach" in n for n in cal.notes)
     assert cal.reported_hit_slow >= 8
     assert cal.reported_miss_fast == 0
 
@@ -77,6 +78,7 @@ def test_calibrate_omitted_field_vllm_style() -> None:
     assert cal.reporting == "omitted-when-zero" and cal.unreported == 4 and cal.disagreements == 0
     none = calibrate([_s("hit", 0.01, None)] * 3, [_s("miss", 0.1, None)] * 3, shared_prefix_tokens=900)
     assert none.reporting == "none" and none.disagreements == 0
+    assert not none.separable and any("cannot reach" in n for n in none.notes)
 
 
 @pytest.mark.parametrize(

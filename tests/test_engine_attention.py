@@ -58,7 +58,8 @@ def test_is_causal_true_would_be_wrong_with_a_cached_prefix() -> None:
     """The pitfall: SDPA's is_causal=True is upper-left aligned, so with L < S it hides keys the
     queries must see. Our result differs from it and matches the reference."""
     g = torch.Generator().manual_seed(1)
-    q, k, v = torch.randn(3, 2, 8, generator=g), torch.randn(8, 2, 8, generator=g), torch.randn(8, 2, 8, generator=g)
+    q = torch.randn(3, 2, 8, generator=g)
+    k, v = torch.randn(8, 2, 8, generator=g), torch.randn(8, 2, 8, generator=g)
     upper_left = F.scaled_dot_product_attention(q.transpose(0, 1), k.transpose(0, 1), v.transpose(0, 1),
                                                 is_causal=True).transpose(0, 1)
     ours = causal_attention(q, k, v, 8 ** -0.5)

@@ -7,9 +7,9 @@ import pytest
 
 pytest.importorskip("torch")
 
-from prefixlint.engine.block_manager import NONE_HASH, BlockManager, hash_block, hash_blocks  # noqa: E402
-from prefixlint.engine.sampling import SamplingParams  # noqa: E402
-from prefixlint.engine.sequence import Sequence  # noqa: E402
+from prefixlint.engine.block_manager import NONE_HASH, BlockManager, hash_block, hash_blocks
+from prefixlint.engine.sampling import SamplingParams
+from prefixlint.engine.sequence import Sequence
 
 pytestmark = pytest.mark.engine
 BS = 4
@@ -38,16 +38,17 @@ def test_hash_chain_links_every_block_to_its_parent() -> None:
     assert hash_block(hashes[0], tokens[4:8]) != hash_block(None, tokens[4:8])
     # Changing block 0 changes every later hash.
     changed = hash_blocks([99, *tokens[1:]], BS)
-    assert all(a != b for a, b in zip(hashes, changed))
+    assert all(a != b for a, b in zip(hashes, changed, strict=False))
     assert hash_blocks(tokens[:3], BS) == []  # partial blocks are never hashed
     assert len(NONE_HASH) == 32 and len(hashes[0]) == 32  # sha256
 
 
 def test_salt_enters_block_zero_only_and_reaches_the_rest_through_the_chain() -> None:
     tokens = list(range(12))
-    plain, alice, bob = hash_blocks(tokens, BS), hash_blocks(tokens, BS, "alice"), hash_blocks(tokens, BS, "bob")
+    plain = hash_blocks(tokens, BS)
+    alice, bob = hash_blocks(tokens, BS, "alice"), hash_blocks(tokens, BS, "bob")
     assert len({plain[0], alice[0], bob[0]}) == 3
-    assert all(len({p, a, b}) == 3 for p, a, b in zip(plain, alice, bob))
+    assert all(len({p, a, b}) == 3 for p, a, b in zip(plain, alice, bob, strict=False))
     # Block 1 hashes only (parent, tokens): the salt argument is ignored when there is a parent.
     assert hash_block(alice[0], tokens[4:8], "bob") == hash_block(alice[0], tokens[4:8]) == alice[1]
 

@@ -30,7 +30,7 @@ def engine(**kw: object) -> LLMEngine:
     return LLMEngine(EngineConfig(**{**base, **kw}))  # type: ignore[arg-type]
 
 
-def fault_on_first_decode(fault, targets: set[int]):  # noqa: ANN001, ANN201
+def fault_on_first_decode(fault, targets: set[int]):
     """A hook that applies ``fault`` once to each target sequence at its first decode step."""
     done: set[int] = set()
 
@@ -42,7 +42,7 @@ def fault_on_first_decode(fault, targets: set[int]):  # noqa: ANN001, ANN201
     return hook
 
 
-def run_with_faults(e: LLMEngine, fault, n_requests: int) -> list:  # noqa: ANN001
+def run_with_faults(e: LLMEngine, fault, n_requests: int) -> list:
     """Half the requests get the fault; returns outputs in submission order with a target flag."""
     prompts = [[500 + 13 * i + j for j in range(6 + i % 9)] for i in range(n_requests)]
     seqs = [e.add_request(p, PARAMS, salt=e.namespace(f"tenant{i % 3}")) for i, p in enumerate(prompts)]
@@ -70,7 +70,7 @@ def test_reserved_but_unwritten_blocks_are_caught_every_time(n_blocks: int) -> N
 
 
 @pytest.mark.parametrize("fault", [swap_in_foreign_block, recycle_block_behind_back])
-def test_foreign_and_recycled_blocks_are_caught(fault) -> None:  # noqa: ANN001
+def test_foreign_and_recycled_blocks_are_caught(fault) -> None:
     e = engine()
     results = run_with_faults(e, fault, 20)
     assert [out.finish_reason == "error" for _, out in results] == [t for t, _ in results]
@@ -80,8 +80,7 @@ def test_foreign_and_recycled_blocks_are_caught(fault) -> None:  # noqa: ANN001
     # lost stays out of circulation (quarantined) instead of being double-freed.
     assert e.block_manager.quarantined == 10
     assert all(b.ref_count >= 0 for b in e.block_manager.blocks)
-    lost = 10 if fault is swap_in_foreign_block else 10  # the swapped-out or re-tagged blocks
-    assert e.stats()["blocks_in_use"] == lost
+    assert e.stats()["blocks_in_use"] == 10  # the swapped-out or re-tagged blocks
 
 
 def test_with_checks_off_the_same_fault_goes_unnoticed() -> None:
@@ -111,13 +110,14 @@ def test_no_block_leak_after_hundreds_of_mixed_requests() -> None:
     shared = [[700 + 31 * k + j for j in range(24)] for k in range(4)]
     live: list[Sequence] = []
     rejected = aborted = 0
-    for i in range(300):
+    for _i in range(300):
         if rng.random() < 0.08:
             with pytest.raises(AdmissionError):
                 e.add_request([1] * (161 + rng.randrange(50)), PARAMS)
             rejected += 1
         else:
-            prompt = rng.choice(shared)[: rng.randrange(2, 24)] + [rng.randrange(1000) for _ in range(rng.randrange(1, 40))]
+            prefix = rng.choice(shared)[: rng.randrange(2, 24)]
+            prompt = prefix + [rng.randrange(1000) for _ in range(rng.randrange(1, 40))]
             params = SamplingParams(max_tokens=rng.randrange(1, 12), temperature=0.0, ignore_eos=True)
             live.append(e.add_request(prompt, params, salt=e.namespace(f"t{rng.randrange(3)}")))
         for _ in range(rng.randrange(0, 3)):

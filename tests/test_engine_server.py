@@ -51,7 +51,7 @@ def system_prompt() -> str:
     return f"{uuid.uuid4().hex}: you are a terse assistant for prefix caching questions. " * 3
 
 
-def chat(client: openai.OpenAI, system: str, user: str = "What is a KV block?", **kw: object):  # noqa: ANN201
+def chat(client: openai.OpenAI, system: str, user: str = "What is a KV block?", **kw: object):
     return client.chat.completions.create(
         model="tiny", messages=[{"role": "system", "content": system}, {"role": "user", "content": user}],
         max_tokens=4, temperature=0, **kw)
@@ -101,17 +101,18 @@ def test_cached_tokens_is_present_at_zero(server: tuple[str, LLMEngine]) -> None
 
 
 def test_completions_with_token_ids_and_stop(server: tuple[str, LLMEngine]) -> None:
-    url, eng = server
+    url, _eng = server
     client = oai(url)
     full = client.completions.create(model="tiny", prompt=[1000, 2000, 3000, 4000], max_tokens=6,
                                      temperature=0)
     text = full.choices[0].text
     assert full.usage.prompt_tokens == 4 and full.usage.completion_tokens == 6
-    stop = text[len(text) // 2:][:3]
-    if stop.strip():
-        cut = client.completions.create(model="tiny", prompt=[1000, 2000, 3000, 4000], max_tokens=6,
-                                        temperature=0, stop=[stop])
-        assert cut.choices[0].text == text[: text.find(stop)] and cut.choices[0].finish_reason == "stop"
+    at = next(i for i in range(1, len(text)) if not text[i].isspace())
+    stop = text[at:at + 2]
+    cut = client.completions.create(model="tiny", prompt=[1000, 2000, 3000, 4000], max_tokens=6,
+                                    temperature=0, stop=[stop])
+    assert cut.choices[0].text == text[: text.find(stop)] and cut.choices[0].finish_reason == "stop"
+    assert len(cut.choices[0].text) < len(text)
 
 
 def test_streaming_chat_with_include_usage(server: tuple[str, LLMEngine]) -> None:
@@ -210,8 +211,9 @@ def test_integrity_violation_fails_only_that_request_with_500(server: tuple[str,
     url, eng = server
     victim_ns = LLMEngine.namespace("mallory")
 
-    def hook(seq, bm) -> None:  # noqa: ANN001
-        if seq.namespace == victim_ns and seq.num_output_tokens == 1 and len(seq) - seq.num_computed_tokens == 1:
+    def hook(seq, bm) -> None:
+        decoding = len(seq) - seq.num_computed_tokens == 1
+        if seq.namespace == victim_ns and seq.num_output_tokens == 1 and decoding:
             reserve_unwritten_blocks(seq, bm, 3)
 
     before = eng.stats()["integrity_failures"]

@@ -12,8 +12,13 @@ from prefixlint.layout import DynamicKind, Layout, Nondeterminism, Section, Timi
 RULES = "You are a careful payroll assistant. Answer briefly, cite the help centre, never guess numbers."
 
 
-def analyze(tmp_path: Path, code: str, files: dict[str, str] | None = None, main: str = "app.py",
-            settings: Settings | None = None):  # type: ignore[no-untyped-def]
+def analyze(
+    tmp_path: Path,
+    code: str,
+    files: dict[str, str] | None = None,
+    main: str = "app.py",
+    settings: Settings | None = None,
+):  # type: ignore[no-untyped-def]
     settings = settings or Settings()
     for name, text in (files or {}).items():
         target = tmp_path / name
@@ -53,13 +58,17 @@ OPENAI = "from openai import OpenAI\nclient = OpenAI()\n"
 
 
 def test_fstring_with_now_is_a_request_timestamp_first(tmp_path: Path) -> None:
-    lay = only(tmp_path, OPENAI + f"""
+    lay = only(
+        tmp_path,
+        OPENAI
+        + f"""
 from datetime import datetime
 def ask(q):
     system = f"Today is {{datetime.now():%Y-%m-%d}}.\\n{RULES}"
     return client.chat.completions.create(model="gpt-4.1", messages=[
         {{"role": "system", "content": system}}, {{"role": "user", "content": q}}])
-""")
+""",
+    )
     assert dyn(lay)[0] == ("timestamp", "request")
     assert first_dynamic_before(lay, "careful payroll")
     assert lay.provider == "openai" and lay.model == "gpt-4.1"
@@ -70,7 +79,9 @@ def ask(q):
 
 
 def test_format_percent_template_join_dedent_and_plus_equals(tmp_path: Path) -> None:
-    code = OPENAI + f"""
+    code = (
+        OPENAI
+        + f"""
 import string, textwrap, uuid
 from datetime import date
 TEMPLATE = "User: {{user_name}}. {RULES}"
@@ -89,6 +100,7 @@ def ask(q, user_name, store):
     return client.chat.completions.create(model="gpt-4.1", messages=[
         {{"role": "system", "content": a + b + c + d + e}}, {{"role": "user", "content": q}}])
 """
+    )
     lay = only(tmp_path, code)
     kinds = [k for k, _ in dyn(lay)]
     assert kinds[:4] == ["user_identity", "identifier", "retrieved_context", "timestamp"]
@@ -98,7 +110,10 @@ def ask(q, user_name, store):
 
 
 def test_message_list_built_with_append_extend_insert(tmp_path: Path) -> None:
-    lay = only(tmp_path, OPENAI + f"""
+    lay = only(
+        tmp_path,
+        OPENAI
+        + f"""
 def turn(history, q, docs):
     messages = []
     messages.append({{"role": "user", "content": q}})
@@ -106,7 +121,8 @@ def turn(history, q, docs):
     for d in docs:
         messages.append({{"role": "system", "content": d}})
     return client.chat.completions.create(model="gpt-4.1", messages=messages)
-""")
+""",
+    )
     roles = [s.role for s in lay.segments]
     assert roles[0] == "system" and lay.segments[0].text == RULES
     loop = [s for s in lay.segments if s.repeated]
@@ -114,20 +130,26 @@ def turn(history, q, docs):
 
 
 def test_history_splat_and_extend_are_history(tmp_path: Path) -> None:
-    lay = only(tmp_path, OPENAI + f"""
+    lay = only(
+        tmp_path,
+        OPENAI
+        + f"""
 def turn(history, q):
     messages = [{{"role": "system", "content": "{RULES}"}}]
     messages.extend(history)
     messages.append({{"role": "user", "content": q}})
     return client.chat.completions.create(model="gpt-4.1", messages=messages)
-""")
+""",
+    )
     assert [s.kind for s in lay.segments if not s.static] == [DynamicKind.HISTORY, DynamicKind.USER_INPUT]
     assert lay.history_after(0)
     assert lay.segments[-1].is_last_user_message
 
 
 def test_anthropic_blocks_with_cache_control(tmp_path: Path) -> None:
-    lay = only(tmp_path, f"""
+    lay = only(
+        tmp_path,
+        f"""
 import anthropic
 client = anthropic.Anthropic()
 def ask(q):
@@ -135,14 +157,18 @@ def ask(q):
         {{"type": "text", "text": "{RULES}", "cache_control": {{"type": "ephemeral", "ttl": "1h"}}}},
         {{"type": "text", "text": "More.", "cache_control": {{"type": "ephemeral"}}}},
     ], messages=[{{"role": "user", "content": q}}])
-""")
+""",
+    )
     assert lay.provider == "anthropic" and lay.model == "claude-sonnet-4-5"
     assert [cc.ttl for _, cc in lay.breakpoints()] == ["1h", "5m"]
     assert lay.breakpoints()[0][1].location.line == 6
 
 
 def test_self_attribute_from_init_and_helper_returning_messages(tmp_path: Path) -> None:
-    lay = only(tmp_path, OPENAI + f"""
+    lay = only(
+        tmp_path,
+        OPENAI
+        + f"""
 import socket
 class Bot:
     def __init__(self):
@@ -153,7 +179,8 @@ class Bot:
 
     def ask(self, q):
         return client.chat.completions.create(model="gpt-4.1", messages=self.build(q))
-""")
+""",
+    )
     assert dyn(lay)[0] == ("environment", "request")
     assert first_dynamic_before(lay, "careful payroll")
 
@@ -162,9 +189,12 @@ def test_cross_module_constant_and_function(tmp_path: Path) -> None:
     files = {
         "pkg/__init__.py": "",
         "pkg/prompts.py": f'SYSTEM_TEMPLATE = """Today is {{current_date}}.\n{RULES}"""\n'
-                          f'def footer():\n    return "{RULES}"\n',
+        f'def footer():\n    return "{RULES}"\n',
     }
-    result = analyze(tmp_path, OPENAI + """
+    result = analyze(
+        tmp_path,
+        OPENAI
+        + """
 from datetime import datetime
 from .prompts import SYSTEM_TEMPLATE
 import pkg.prompts
@@ -172,7 +202,10 @@ def ask(q):
     system = SYSTEM_TEMPLATE.format(current_date=datetime.now().date().isoformat()) + pkg.prompts.footer()
     return client.chat.completions.create(model="gpt-4.1", messages=[
         {"role": "system", "content": system}, {"role": "user", "content": q}])
-""", files=files, main="pkg/agent.py")
+""",
+        files=files,
+        main="pkg/agent.py",
+    )
     lay = result.layouts[0]
     ts = next(s for s in lay.segments if s.kind is DynamicKind.TIMESTAMP)
     assert ts.timing is Timing.REQUEST
@@ -183,7 +216,10 @@ def ask(q):
 
 
 def test_timing_import_time_default_argument_and_never(tmp_path: Path) -> None:
-    lay = only(tmp_path, OPENAI + f"""
+    lay = only(
+        tmp_path,
+        OPENAI
+        + f"""
 from datetime import datetime
 import os
 STARTED = f"Started {{datetime.now()}}. "
@@ -193,14 +229,18 @@ def ask(q, pid=os.getpid()):
     system = STARTED + f"Worker {{pid}}. " + NOTE + f"{{VERSION}} {RULES}"
     return client.chat.completions.create(model="gpt-4.1", messages=[
         {{"role": "system", "content": system}}, {{"role": "user", "content": q}}])
-""")
+""",
+    )
     assert dyn(lay)[:2] == [("timestamp", "process"), ("environment", "process")]
     text = "".join(s.text for s in lay.segments if s.static)
     assert "Format: {datetime.now()}." in text and "v2 " + RULES in text
 
 
 def test_dataclass_default_factory(tmp_path: Path) -> None:
-    lay = only(tmp_path, OPENAI + f"""
+    lay = only(
+        tmp_path,
+        OPENAI
+        + f"""
 from dataclasses import dataclass, field
 from datetime import datetime
 @dataclass
@@ -211,12 +251,16 @@ def ask(ctx: Ctx, q: str):
     system = f"Received {{ctx.received_at:%H:%M}}. {RULES}"
     return client.chat.completions.create(model="gpt-4.1", messages=[
         {{"role": "system", "content": system}}, {{"role": "user", "content": q}}])
-""")
+""",
+    )
     assert dyn(lay)[0] == ("timestamp", "request")
 
 
 def test_responses_litellm_cache_key_tools_and_json(tmp_path: Path) -> None:
-    result = analyze(tmp_path, OPENAI + f"""
+    result = analyze(
+        tmp_path,
+        OPENAI
+        + f"""
 import json, uuid
 import litellm
 TOOLS = [{{"type": "function", "name": "a"}}]
@@ -227,7 +271,8 @@ def ask(q, schema, names: set[str]):
     return litellm.completion(model="anthropic/claude-sonnet-4-5", tools=tools, messages=[
         {{"role": "system", "content": "Schema: " + json.dumps(schema) + "{RULES}"}},
         {{"role": "user", "content": q}}])
-""")
+""",
+    )
     responses, lite = result.layouts[:2]
     assert responses.segments[0].section is Section.TOOLS
     assert responses.segments[1].text == RULES and responses.segments[1].section is Section.SYSTEM
@@ -240,7 +285,9 @@ def ask(q, schema, names: set[str]):
 
 
 def test_langchain_and_pydantic_ai(tmp_path: Path) -> None:
-    result = analyze(tmp_path, f"""
+    result = analyze(
+        tmp_path,
+        f"""
 from langchain_core.prompts import ChatPromptTemplate, MessagesPlaceholder
 from pydantic_ai import Agent
 prompt = ChatPromptTemplate.from_messages([
@@ -253,7 +300,8 @@ agent = Agent("openai:gpt-4.1", system_prompt="{RULES}")
 @agent.system_prompt
 def add_user(ctx) -> str:
     return f"The user is {{ctx.deps.user_name}}."
-""")
+""",
+    )
     names = [lay.sink_name for lay in result.layouts]
     assert any("ChatPromptTemplate" in n for n in names) and any("Agent" in n for n in names)
     assert any("system_prompt" in n for n in names)
@@ -263,21 +311,27 @@ def add_user(ctx) -> str:
 
 
 def test_unfilled_template_constant_yields_a_named_layout(tmp_path: Path) -> None:
-    result = analyze(tmp_path, f'SYSTEM_TEMPLATE = "Context: {{context}}\\n{RULES}"\n')
+    result = analyze(tmp_path, f'SYSTEM_TEMPLATE = "Context: {{context}}\\n{RULES * 3}"\n')
     assert [lay.sink_name for lay in result.layouts] == ["SYSTEM_TEMPLATE (name)"]
     assert dyn(result.layouts[0])[0][0] == "retrieved_context"
 
 
 def test_config_extends_sinks_and_dynamic_sources(tmp_path: Path) -> None:
-    settings = Settings.model_validate({
-        "sinks": [{"call": "*.ask_model", "system": "system"}],
-        "dynamic-sources": [{"pattern": "clock.stamp", "kind": "timestamp"}],
-    })
-    lay = only(tmp_path, f"""
+    settings = Settings.model_validate(
+        {
+            "sinks": [{"call": "*.ask_model", "system": "system"}],
+            "dynamic-sources": [{"pattern": "clock.stamp", "kind": "timestamp"}],
+        }
+    )
+    lay = only(
+        tmp_path,
+        f"""
 import clock
 def go(llm, q):
     return llm.ask_model(system=f"At {{clock.stamp()}}. {RULES}", prompt=q)
-""", settings=settings)
+""",
+        settings=settings,
+    )
     assert dyn(lay)[0] == ("timestamp", "request")
 
 
@@ -287,3 +341,33 @@ def test_syntax_error_and_odd_input_never_raise(tmp_path: Path) -> None:
     assert "syntax" in result.errors[0].message
     deep = "x = " + "(" * 200 + "1" + ")" * 200 + "\n"
     analyze(tmp_path, deep)  # must not raise
+
+
+def test_template_class_render_and_env_config(tmp_path: Path) -> None:
+    lay = only(
+        tmp_path,
+        OPENAI
+        + f"""
+import os
+from datetime import datetime
+BOT = os.getenv("BOT_NAME", "Harbor")
+class PromptTemplate:
+    def __init__(self, text):
+        self.text = text
+    def render(self, **kw):
+        return f"Date: {{datetime.now()}}\\n" + self.text.format(**kw)
+SYSTEM = PromptTemplate(f"You are {{BOT}}. {RULES}")
+def ask(q):
+    return client.chat.completions.create(model="gpt-4.1", messages=[
+        {{"role": "system", "content": SYSTEM.render()}}, {{"role": "user", "content": q}}])
+""",
+    )
+    assert dyn(lay)[0] == ("timestamp", "request")
+    assert first_dynamic_before(lay, "careful payroll")
+    # an environment variable read at import is configuration: static, not a per-process value
+    assert not any(s.kind is DynamicKind.ENVIRONMENT for s in lay.segments)
+
+
+def test_named_template_needs_a_long_static_body(tmp_path: Path) -> None:
+    short = analyze(tmp_path, 'QA_TEMPLATE = "Context: {context}\\n\\nQuestion: {question}"\n')
+    assert short.layouts == []

@@ -114,6 +114,14 @@ Label = typer.Option(None, "--label", help="name of this run in comparisons")
 Strict = typer.Option(False, "--strict", help="exit 1 when reports and measurements disagree")
 
 
+def _need_httpx() -> None:
+    try:
+        import httpx  # noqa: F401
+    except ImportError as exc:
+        typer.echo("error: prefixlint bench needs httpx: pip install 'prefixlint[engine]'", err=True)
+        raise typer.Exit(2) from exc
+
+
 def _require(base_url: str | None, model: str | None) -> tuple[str, str]:
     if not base_url or not model:
         typer.echo("error: --base-url and --model are required", err=True)
@@ -158,6 +166,7 @@ def ttft(
     base_url, model = _require(base_url, model)
     if threshold_method not in {"ks", "midpoint"}:
         raise typer.BadParameter("--threshold-method must be ks or midpoint")
+    _need_httpx()
     from prefixlint.canary.ttft import TTFTConfig, run_ttft
 
     cfg = TTFTConfig(
@@ -199,6 +208,7 @@ def retention(
 ) -> None:
     """Fill N unique contexts, re-probe newest first, and compare what is kept with the claim."""
     base_url, model = _require(base_url, model)
+    _need_httpx()
     from prefixlint.canary.retention import RetentionConfig, run_retention
 
     cfg = RetentionConfig(

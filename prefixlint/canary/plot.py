@@ -53,7 +53,7 @@ def _ttft(ax, run: BenchRun) -> None:  # type: ignore[no-untyped-def]
     for r in run.lengths:
         if r.speedup_p50 and r.hit.p50_s:
             ax.annotate(f"{r.speedup_p50:.1f}x", (r.prompt_tokens, r.hit.p50_s * 1000),
-                        textcoords="offset points", xytext=(0, -14), ha="center", fontsize=8)
+                        textcoords="offset points", xytext=(0, 8), ha="center", fontsize=8)
     ax.set_xlabel("prompt tokens")
     ax.set_ylabel("TTFT (ms)")
     ax.set_yscale("log")

@@ -74,6 +74,7 @@ class BlockManager:
         self.hits = self.misses = self.evictions = 0  # in blocks
         self.quarantined = 0  # blocks a freed sequence no longer owned (left untouched)
         self._generation = 0
+        self._last_lookup: tuple[int, int, tuple[list[int], list[bytes], int]] | None = None
 
     @property
     def num_blocks(self) -> int:
@@ -116,7 +117,9 @@ class BlockManager:
 
     def can_allocate(self, seq: Sequence) -> bool:
         """Whether the blocks for all of ``seq``'s current tokens can be found now."""
-        hit_ids, _, _ = self._lookup(seq)
+        found = self._lookup(seq)
+        self._last_lookup = (seq.seq_id, len(seq), found)  # reused by an allocate() right after
+        hit_ids = found[0]
         needed = seq.num_blocks_for(len(seq), self.block_size) - len(hit_ids)
         revived = sum(1 for b in hit_ids if self.blocks[b].ref_count == 0)
         return self.num_free - revived >= needed
@@ -124,7 +127,12 @@ class BlockManager:
     def allocate(self, seq: Sequence) -> None:
         """Give ``seq`` blocks for all its tokens, adopting cached ones. Call ``can_allocate`` first."""
         assert not seq.block_table, "sequence already holds blocks"
-        hit_ids, hashes, eligible = self._lookup(seq)
+        memo, self._last_lookup = self._last_lookup, None
+        if memo is not None and memo[:2] == (seq.seq_id, len(seq)) and all(
+                self.blocks[b].hash == h for b, h in zip(memo[2][0], memo[2][1], strict=True)):
+            hit_ids, hashes, eligible = memo[2]
+        else:
+            hit_ids, hashes, eligible = self._lookup(seq)
         for bid in hit_ids:
             blk = self.blocks[bid]
             if blk.ref_count == 0:
@@ -211,7 +219,7 @@ class BlockManager:
     def free_seq(self, seq: Sequence) -> None:
         """Drop ``seq``'s references; blocks reaching zero go back to the free list."""
         scrubbed: list[int] = []
-        for bid, tag in zip(reversed(seq.block_table), reversed(seq.block_tags)):  # tails first
+        for bid, tag in zip(reversed(seq.block_table), reversed(seq.block_tags), strict=False):  # tails first
             blk = self.blocks[bid]
             if (blk.namespace, blk.generation) != tag:
                 self.quarantined += 1  # a corrupted table entry: never touch another owner's block

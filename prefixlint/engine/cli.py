@@ -14,6 +14,11 @@ app = typer.Typer(help="A small paged-KV inference engine that shows what prefix
                   no_args_is_help=True)
 
 
+@app.callback()
+def main() -> None:
+    """A small paged-KV inference engine that shows what prefix caching does to TTFT."""
+
+
 def parse_api_keys(values: list[str] | None) -> dict[str, str] | None:
     """``KEY=TENANT`` pairs -> ``{key: tenant}``; None when no key is given."""
     if not values:

@@ -17,6 +17,8 @@ A failed check raises :class:`KVIntegrityError`; the engine fails only that requ
 
 from __future__ import annotations
 
+from operator import attrgetter
+
 from prefixlint.engine.block_manager import BlockManager
 from prefixlint.engine.sequence import Sequence
 
@@ -30,15 +32,36 @@ class KVIntegrityError(RuntimeError):
         self.detail = detail
 
 
+_TAG = attrgetter("namespace", "generation")
+_WRITTEN = attrgetter("num_written")
+
+
 def verify(seq: Sequence, bm: BlockManager, num_new_tokens: int) -> None:
-    """Check ``seq``'s blocks before it reads ``[0, computed)`` and writes ``num_new_tokens``."""
+    """Check ``seq``'s blocks before it reads ``[0, computed)`` and writes ``num_new_tokens``.
+
+    The common case is a few C-level list operations; the per-block loop only runs to name the
+    offending block once something is already wrong."""
     bs = bm.block_size
     ctx = seq.num_computed_tokens
     end = ctx + num_new_tokens
-    if len(seq.block_table) * bs < end or len(seq) < end:
+    nblk = (end + bs - 1) // bs
+    if len(seq.block_table) < nblk or len(seq) < end:
         raise KVIntegrityError(seq.seq_id, f"{end} tokens exceed the {len(seq.block_table)}-block table")
-    for i in range((end + bs - 1) // bs):
-        blk = bm.blocks[seq.block_table[i]]
+    blocks = [bm.blocks[b] for b in seq.block_table[:nblk]]
+    full = ctx // bs
+    ok = list(map(_TAG, blocks)) == seq.block_tags[:nblk]
+    if ok and full:
+        ok = min(map(_WRITTEN, blocks[:full])) >= bs and min(seq.block_valid[:full]) >= bs
+    if ok and ctx % bs:
+        ok = blocks[full].num_written >= ctx % bs and seq.block_valid[full] >= ctx % bs
+    if ok:
+        ok = all(b.ref_count == 1 and b.hash is None for b in blocks[full:])
+    if not ok:
+        _explain(seq, blocks, ctx, bs)
+
+
+def _explain(seq: Sequence, blocks: list, ctx: int, bs: int) -> None:
+    for i, blk in enumerate(blocks):
         if (blk.namespace, blk.generation) != seq.block_tags[i]:
             raise KVIntegrityError(seq.seq_id, f"block {blk.block_id} tag "
                                    f"{(blk.namespace, blk.generation)} != expected {seq.block_tags[i]}")
@@ -50,6 +73,7 @@ def verify(seq: Sequence, bm: BlockManager, num_new_tokens: int) -> None:
         if (i + 1) * bs > ctx and (blk.ref_count != 1 or blk.hash is not None):
             raise KVIntegrityError(seq.seq_id, f"block {blk.block_id} is shared or cached and "
                                    "cannot be written")
+    raise KVIntegrityError(seq.seq_id, "block metadata disagrees with the sequence")
 
 
 # -- test-only fault injection ---------------------------------------------------------------

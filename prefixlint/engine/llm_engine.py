@@ -226,7 +226,7 @@ class LLMEngine:
                 self._finish(seq, "error")
             return {}
         bm, out = self.block_manager, {}
-        for (seq, n), row in zip(batch, logits):
+        for (seq, n), row in zip(batch, logits, strict=False):
             bm.mark_written(seq, seq.num_computed_tokens, seq.num_computed_tokens + n)
             seq.num_computed_tokens += n
             bm.cache_full_blocks(seq)
@@ -291,7 +291,7 @@ class LLMEngine:
                 done.set()
 
         salts = salts or [None] * len(prompts)
-        for prompt, salt in zip(prompts, salts):
+        for prompt, salt in zip(prompts, salts, strict=False):
             seqs.append(self.add_request(prompt, params, salt, cacheable_tokens, on_update))
         if self._thread is not None:
             while not all(s.is_finished for s in seqs):

@@ -59,7 +59,8 @@ class ModelRunner:
         if not ids:
             return
         bias = torch.zeros(self.model_config.vocab_size, dtype=torch.float32, device=self.device)
-        bias[torch.tensor([i for i in ids if i < self.model_config.vocab_size], dtype=torch.long)] = -torch.inf
+        keep = [i for i in ids if i < self.model_config.vocab_size]
+        bias[torch.tensor(keep, dtype=torch.long)] = -torch.inf
         self.logit_bias = bias
 
     @torch.inference_mode()
@@ -75,23 +76,23 @@ class ModelRunner:
         """Compute ``n`` new tokens for each ``(seq, n)``. Returns float32 logits (on CPU) of the
         last position for sequences whose tokens are now all computed, else None."""
         ids: list[int] = []
-        positions: list[int] = []
-        slots: list[int] = []
+        positions: list[torch.Tensor] = []
+        slots: list[torch.Tensor] = []
         slices: list[SeqSlice] = []
         last_rows: list[int] = []
-        bs = self.block_size
+        bs, dev = self.block_size, self.device
         for seq, n in batch:
             start = seq.num_computed_tokens
-            slices.append(SeqSlice(len(ids), n, start + n, torch.tensor(
-                seq.block_table[: (start + n + bs - 1) // bs], dtype=torch.long, device=self.device)))
+            table = torch.tensor(seq.block_table[: (start + n + bs - 1) // bs], dtype=torch.long)
+            pos = torch.arange(start, start + n)
+            slices.append(SeqSlice(len(ids), n, start + n, table.to(dev)))
             ids.extend(seq.token_ids[start:start + n])
-            positions.extend(range(start, start + n))
-            slots.extend(seq.block_table[p // bs] * bs + p % bs for p in range(start, start + n))
+            positions.append(pos)
+            slots.append(table[pos // bs] * bs + pos % bs)
             last_rows.append(len(ids) - 1 if start + n == len(seq) else -1)
-        dev = self.device
-        paged = PagedBatch(torch.tensor(slots, dtype=torch.long, device=dev), slices)
-        hidden = self.model(torch.tensor(ids, dtype=torch.long, device=dev),
-                            torch.tensor(positions, dtype=torch.long, device=dev), self.kv_caches, paged)
+        paged = PagedBatch(torch.cat(slots).to(dev), slices)
+        hidden = self.model(torch.tensor(ids, dtype=torch.long, device=dev), torch.cat(positions).to(dev),
+                            self.kv_caches, paged)
         rows = [r for r in last_rows if r >= 0]
         if not rows:
             return [None] * len(batch)

@@ -90,7 +90,7 @@ class HFTokenizer(EngineTokenizer):
 
                 env = jinja2.Environment(autoescape=False)
                 return env.from_string(self._template).render(messages=messages, add_generation_prompt=True)
-            except Exception as exc:  # noqa: BLE001 - template needs helpers we lack
+            except Exception as exc:
                 log.warning("chat template of %s failed (%s); using ChatML", self.name, exc)
         return super().render_chat(messages)
 

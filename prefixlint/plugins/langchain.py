@@ -2,6 +2,9 @@
 
 from prefixlint.plugins import Plugin, SinkSpec
 
+# A bare ``PromptTemplate(...)`` counts only when imported from one of these.
+LANGCHAIN = ("langchain", "langchain_core", "langchain_community")
+
 PLUGIN = Plugin(
     name="langchain",
     sinks=(
@@ -12,6 +15,7 @@ PLUGIN = Plugin(
             messages=("messages",),
             positional={0: "messages"},
             template_style="format",
+            module=LANGCHAIN,
         ),
         SinkSpec(
             name="langchain PromptTemplate",
@@ -20,6 +24,7 @@ PLUGIN = Plugin(
             prompt=("template",),
             positional={0: "prompt"},
             template_style="format",
+            module=LANGCHAIN,
         ),
         SinkSpec(
             name="langchain chat model invoke",

@@ -18,6 +18,10 @@ _CODE = (
 )
 
 
+def _article(word: str) -> str:
+    return f"an {word}" if word[:1] in "aeiou" else f"a {word}"
+
+
 class PerRequestCacheKey(Rule):
     """``prompt_cache_key`` is built from a per-request value (uuid, timestamp, random).
 
@@ -48,7 +52,8 @@ class PerRequestCacheKey(Rule):
             None,
             ctx,
             message=(
-                f"prompt_cache_key is built from `{(key.label or key.text)[:50]}`, a {key.kind.value} "
+                f"prompt_cache_key is built from `{(key.label or key.text)[:50]}`, "
+                f"{_article(key.kind.value)} "
                 "that changes per request, so requests never share a cache entry. "
                 "Use a stable key (prompt version, tenant or user)."
             ),

@@ -172,5 +172,15 @@ def _tail(ops: list) -> int:
     return n
 
 
+# A prompt-named value reaching no known sink is reported only ahead of a long static body.
+MIN_STATIC_CHARS_AFTER = 200
+
+
 def _has_dynamic(segs: list[Segment]) -> bool:
-    return any(s.breaks_cache for s in segs)
+    """True when a cache-breaking piece sits ahead of a long static body."""
+    for i, seg in enumerate(segs):
+        if seg.breaks_cache and seg.kind is not None:
+            after = sum(len(s.text) for s in segs[i + 1 :] if s.static)
+            if after >= MIN_STATIC_CHARS_AFTER:
+                return True
+    return False

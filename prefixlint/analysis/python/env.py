@@ -22,6 +22,8 @@ class Env:
     pos: int = 1 << 60
     depth: int = 0
     active: tuple[int, ...] = ()
+    # ``__init__`` arguments of the instance whose method is evaluated (``self.x = x``).
+    self_binds: dict[str, list[Segment]] = field(default_factory=dict)
 
     def at(self, pos: int) -> Env:
         return replace(self, pos=pos)

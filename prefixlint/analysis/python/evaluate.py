@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 import textwrap
 from dataclasses import replace
+from typing import NamedTuple
 
 import libcst as cst
 
@@ -41,6 +42,16 @@ from prefixlint.config import Settings
 from prefixlint.layout import DynamicKind, Nondeterminism, Segment, SourceLocation, Timing
 
 MAX_DEPTH = 12
+
+
+class FnRef(NamedTuple):
+    """A project function a call refers to, its class, and the instance's ``__init__`` bindings."""
+
+    fdef: cst.FunctionDef
+    mod: ModuleInfo
+    cls: ClassInfo | None
+    self_binds: dict[str, list[Segment]] | None = None
+
 
 __all__ = ["MAX_DEPTH", "Env", "Evaluator"]
 
@@ -292,7 +303,10 @@ class Evaluator(TemplateMixin):
         init = cls.methods.get("__init__")
         if attr in cls.init_attrs and init is not None:
             value = cls.init_attrs[attr]
-            return self.text(value, env.deeper(func=init, cls=cls, bindings={}, pos=env.mod.pos(value) + 1))
+            sub_env = env.deeper(
+                func=init, cls=cls, bindings=dict(env.self_binds), pos=env.mod.pos(value) + 1
+            )
+            return self.text(value, sub_env)
         if attr in cls.fields:
             return self._field(cls, env.mod, attr, env)
         if attr in cls.methods:
@@ -353,6 +367,8 @@ class Evaluator(TemplateMixin):
         loc = env.mod.loc(node)
         dotted = dotted_name(node.value)
         kind = call_kind(self.catalog, dotted, self._aliases(env.mod))
+        if env.timing is Timing.PROCESS and _env_var(dotted):
+            return [static(env.mod.source(node), loc)]
         if kind is not None or dotted in ("os.environ", "environ"):
             return [dynamic(kind or DynamicKind.ENVIRONMENT, env.timing, env.mod.source(node), loc)]
         key = node.slice[0].slice if node.slice else None
@@ -411,11 +427,12 @@ class Evaluator(TemplateMixin):
         kind = call_kind(self.catalog, dotted, self._aliases(env.mod))
         local_fn = self._function_for(func, env)
         if kind is not None and local_fn is None:
+            if kind is DynamicKind.ENVIRONMENT and env.timing is Timing.PROCESS and _env_var(dotted):
+                # read once at import: the same for every replica of a deploy
+                return [static(env.mod.source(node), loc)]
             return [dynamic(kind, env.timing, env.mod.source(node), loc)]
         if local_fn is not None:
-            return with_chain(
-                self.call_function(local_fn[0], local_fn[1], local_fn[2], node, env, "text"), loc
-            )
+            return with_chain(self.call_function(*local_fn[:3], node, env, "text", local_fn.self_binds), loc)
         if dotted in ("json.dumps", "dumps") or dotted.endswith(".dumps"):
             return self._json_dumps(node, env)
         if (
@@ -445,9 +462,36 @@ class Evaluator(TemplateMixin):
             return [dynamic(kind2, env.timing, env.mod.source(node), loc, confidence=min(conf, 0.6))]
         return [dynamic(DynamicKind.UNKNOWN, env.timing, env.mod.source(node), loc, confidence=0.4)]
 
-    def _function_for(
-        self, func: cst.BaseExpression, env: Env
-    ) -> tuple[cst.FunctionDef, ModuleInfo, ClassInfo | None] | None:
+    def _instance(self, name: str, env: Env) -> tuple[ClassInfo, ModuleInfo, dict[str, list[Segment]]] | None:
+        """The class of ``name = SomeClass(...)`` (local or module level) and its ``__init__`` bindings."""
+        value, venv = None, env
+        if env.func is not None:
+            ops = local_ops(env.mod, env.func).get(name)
+            if ops:
+                before = ops_before(ops, env.pos)
+                if not before or before[-1].kind != "assign":
+                    return None
+                value, venv = before[-1].value, env.at(before[-1].pos)
+        if value is None and name in env.mod.assigns:
+            value = env.mod.assigns[name]
+            venv = self.module_env(env.mod).at(env.mod.pos(value))
+        if not isinstance(value, cst.Call) or not isinstance(value.func, cst.Name):
+            return None
+        cname = value.func.value
+        found: tuple[ClassInfo, ModuleInfo] | None = None
+        if cname in env.mod.classes:
+            found = env.mod.classes[cname], env.mod
+        elif cname in env.mod.imports:
+            got = self._imported(env.mod, cname)
+            if got is not None and got[1] in got[0].classes:
+                found = got[0].classes[got[1]], got[0]
+        if found is None:
+            return None
+        init = found[0].methods.get("__init__")
+        binds = self.bind_args(init, value, venv, skip_self=True) if init is not None else {}
+        return found[0], found[1], binds
+
+    def _function_for(self, func: cst.BaseExpression, env: Env) -> FnRef | None:
         """A function of this project that a call refers to: local, method of self, or imported."""
         mod = env.mod
         if isinstance(func, cst.Name):
@@ -455,22 +499,26 @@ class Evaluator(TemplateMixin):
             if env.func is not None and name in local_ops(mod, env.func):
                 return None
             if name in mod.functions:
-                return mod.functions[name], mod, None
+                return FnRef(mod.functions[name], mod, None)
             if name in mod.imports:
                 got = self._imported(mod, name)
                 if got is not None and got[1] in got[0].functions:
-                    return got[0].functions[got[1]], got[0], None
+                    return FnRef(got[0].functions[got[1]], got[0], None)
             return None
         if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name):
             base, attr = func.value.value, func.attr.value
             if base in ("self", "cls") and env.cls is not None and attr in env.cls.methods:
-                return env.cls.methods[attr], mod, env.cls
+                return FnRef(env.cls.methods[attr], mod, env.cls, env.self_binds)
             if base in mod.classes and attr in mod.classes[base].methods:
-                return mod.classes[base].methods[attr], mod, mod.classes[base]
+                return FnRef(mod.classes[base].methods[attr], mod, mod.classes[base])
             if base in mod.imports and base not in env.bindings:
                 got = self._imported(mod, base)
                 if got is not None and got[1] is None and attr in got[0].functions:
-                    return got[0].functions[attr], got[0], None
+                    return FnRef(got[0].functions[attr], got[0], None)
+            if base not in env.bindings and base != "self":
+                inst = self._instance(base, env)
+                if inst is not None and attr in inst[0].methods:
+                    return FnRef(inst[0].methods[attr], inst[1], inst[0], inst[2])
         return None
 
     def bind_args(
@@ -502,6 +550,7 @@ class Evaluator(TemplateMixin):
         call: cst.Call,
         env: Env,
         what: str,
+        self_binds: dict[str, list[Segment]] | None = None,
     ):  # type: ignore[no-untyped-def]
         """Evaluate a helper's return value(s) with the call's arguments bound."""
         from prefixlint.analysis.python import messages as msgs
@@ -528,6 +577,7 @@ class Evaluator(TemplateMixin):
             pos=fmod.pos(ret),
             depth=env.depth + 1,
             active=(*env.active, id(fdef)),
+            self_binds=self_binds or {},
         )
         if what == "text":
             segs = self.text(ret.value, sub)  # type: ignore[arg-type]
@@ -779,3 +829,8 @@ def _apply_method(text: str, method: str) -> str:
     if method in ("strip", "lstrip", "rstrip", "lower", "upper", "title", "capitalize", "casefold"):
         return getattr(text, method)()
     return text
+
+
+def _env_var(dotted: str) -> bool:
+    """``os.getenv``/``os.environ.get``/``os.environ``: configuration, fixed per deploy."""
+    return dotted.endswith("getenv") or "environ" in dotted.split(".")

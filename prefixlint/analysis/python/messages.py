@@ -96,7 +96,7 @@ def message_list(ev: Evaluator, node: cst.CSTNode, env: Env) -> list[Msg]:
     if isinstance(node, cst.Call):
         fn = ev._function_for(node.func, env)
         if fn is not None:
-            got = ev.call_function(fn[0], fn[1], fn[2], node, env, "messages")
+            got = ev.call_function(*fn[:3], node, env, "messages", fn.self_binds)
             return got or [_history(ev, node, env, fn[0].name.value)]
         name = dotted_name(node.func)
         if name.rsplit(".", 1)[-1] in ("list", "copy", "deepcopy") and node.args:
@@ -128,6 +128,14 @@ def _replay(ev: Evaluator, ops: list, env: Env) -> list[Msg]:
             new = message_list(ev, op.value, sub)
         elif op.kind in ("aug", "extend"):
             new = _splat(ev, op.value, sub) if op.kind == "extend" else message_list(ev, op.value, sub)
+        elif (
+            op.kind in ("append", "insert")
+            and op.loop_iter is not None
+            and not all(is_static(item) for item in items(ev, op.loop_iter, sub))
+        ):
+            # one message per element of a runtime sequence: conversation history (or memory...)
+            label = op.loop_iter.value if isinstance(op.loop_iter, cst.Name) else env.mod.source(op.loop_iter)
+            new = [_history(ev, op.loop_iter, sub, label)]
         elif op.kind in ("append", "insert"):
             new = message_item(ev, op.value, sub)
         else:
@@ -221,7 +229,7 @@ def message_item(ev: Evaluator, node: cst.CSTNode, env: Env) -> list[Msg]:
             return [Msg(role or "user", segs, loc)]
         fn = ev._function_for(node.func, env)
         if fn is not None:
-            got = ev.call_function(fn[0], fn[1], fn[2], node, env, "item")
+            got = ev.call_function(*fn[:3], node, env, "item", fn.self_binds)
             return got
     if isinstance(node, cst.Name) and env.func is not None:
         ops = local_ops(env.mod, env.func).get(node.value)

@@ -56,6 +56,11 @@ class TemplateMixin:
                 if body.startswith("\\\n"):
                     line, col = line + 1, 0
             return TemplateSrc(val, mod.path, line, col)
+        if isinstance(node, cst.Name) and node.value in env.bindings and is_static(env.bindings[node.value]):
+            segs = env.bindings[node.value]
+            first = segs[0].location if segs else None
+            line, col = (first.line - 1, first.col) if first is not None else (0, 0)
+            return TemplateSrc(join_text(segs), first.path if first else mod.path, line, col)
         if isinstance(node, cst.Name):
             loc = mod.loc(node)
             if env.func is not None:
@@ -85,7 +90,8 @@ class TemplateMixin:
             if base == "self" and env.cls is not None and attr in env.cls.init_attrs:
                 value = env.cls.init_attrs[attr]
                 init = env.cls.methods.get("__init__")
-                return self.template_source(value, env.deeper(func=init, pos=mod.pos(value) + 1), depth + 1)
+                sub_env = env.deeper(func=init, pos=mod.pos(value) + 1, bindings=dict(env.self_binds))
+                return self.template_source(value, sub_env, depth + 1)
             if base in mod.imports:
                 imp = self._imported(mod, base)
                 if imp is not None and imp[1] is None and attr in imp[0].assigns:

@@ -17,7 +17,7 @@ import torch.nn.functional as F
 
 try:  # optional fast kernel on CUDA; its causal mask is bottom-right aligned (flash-attn >= 2.1)
     from flash_attn import flash_attn_func as _flash_attn_func
-except Exception:  # noqa: BLE001 - absent or broken install: use SDPA
+except Exception:
     _flash_attn_func = None
 
 

@@ -106,7 +106,7 @@ class LlamaForCausalLM(nn.Module):
                 batch: PagedBatch) -> torch.Tensor:
         """Hidden states ``[T, hidden]`` for a flat batch of new tokens over the paged cache."""
         x = self.embed(input_ids)
-        for layer, kv in zip(self.model.layers, kv_caches):
+        for layer, kv in zip(self.model.layers, kv_caches, strict=False):
             x = layer(x, positions, kv, batch)
         return self.model.norm(x)
 
@@ -177,7 +177,8 @@ def load_hf_weights(model: LlamaForCausalLM, model_dir: str | Path) -> None:
                 loaded.add(name)
     missing = sorted(set(params) - loaded)
     if missing:
-        raise EngineConfigError(f"{model_dir}: missing weights {missing[:5]}{'...' if len(missing) > 5 else ''}")
+        more = "..." if len(missing) > 5 else ""
+        raise EngineConfigError(f"{model_dir}: missing weights {missing[:5]}{more}")
 
 
 def build_model(model_config: ModelConfig, device: str | torch.device = "cpu",

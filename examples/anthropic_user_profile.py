@@ -1,0 +1,27 @@
+"""BAD (PFX104, PFX503): the user's name and plan open the system prompt, and the cache breakpoint
+sits on the block that holds them, so every request writes a new cache entry that is never read."""
+
+import anthropic
+
+client = anthropic.Anthropic()
+
+POLICY = (
+    "You are the support assistant of Parcel, a shipping platform. Help with tracking, returns, "
+    "customs paperwork and label printing. Never promise delivery dates; quote the carrier's estimate. "
+    "For lost parcels, collect the tracking number and open a claim. Keep answers short and friendly."
+)
+
+
+def reply(user, question: str):
+    return client.messages.create(
+        model="claude-sonnet-4-5",
+        max_tokens=500,
+        system=[
+            {
+                "type": "text",
+                "text": f"The customer is {user.full_name} on the {user.plan} plan.\n{POLICY}",
+                "cache_control": {"type": "ephemeral"},
+            }
+        ],
+        messages=[{"role": "user", "content": question}],
+    )

@@ -1,0 +1,25 @@
+"""BAD (PFX401, PFX402): tools come from a set (hash order differs per process) and the customer
+record is serialized without sort_keys."""
+
+import json
+
+from openai import OpenAI
+
+client = OpenAI()
+
+REGISTRY = {
+    "get_order": {"type": "function", "function": {"name": "get_order", "parameters": {"type": "object"}}},
+    "refund": {"type": "function", "function": {"name": "refund", "parameters": {"type": "object"}}},
+    "track": {"type": "function", "function": {"name": "track", "parameters": {"type": "object"}}},
+}
+ENABLED = {"get_order", "refund", "track"}
+
+
+def run(customer: dict, question: str):
+    tools = [REGISTRY[name] for name in ENABLED]
+    system = "Customer record:\n" + json.dumps(customer) + "\nUse the tools to answer; never guess order data."
+    return client.chat.completions.create(
+        model="gpt-4.1",
+        tools=tools,
+        messages=[{"role": "system", "content": system}, {"role": "user", "content": question}],
+    )
