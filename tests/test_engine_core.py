@@ -205,3 +205,20 @@ def test_async_stream_and_cancellation_free_blocks() -> None:
         assert e.generate(TEXT, SamplingParams(max_tokens=2, temperature=0.0)).num_cached_tokens > 0
     finally:
         e.shutdown()
+
+
+def test_a_crashing_step_fails_requests_instead_of_hanging_them() -> None:
+    e = engine()
+    e.start()
+    try:
+        def boom(seq, bm) -> None:
+            raise RuntimeError("scheduler bug")
+
+        e.fault_hook = boom
+        out = e.generate(TEXT, GREEDY)
+        assert out.finish_reason == "error" and out.error == "engine step failed" and out.token_ids == []
+        e.fault_hook = None
+        assert e.generate(TEXT, GREEDY).finish_reason == "length"  # the loop survived
+        assert_no_leak(e)
+    finally:
+        e.shutdown()

@@ -101,7 +101,7 @@ def test_cached_tokens_is_present_at_zero(server: tuple[str, LLMEngine]) -> None
 
 
 def test_completions_with_token_ids_and_stop(server: tuple[str, LLMEngine]) -> None:
-    url, _eng = server
+    url, eng = server
     client = oai(url)
     full = client.completions.create(model="tiny", prompt=[1000, 2000, 3000, 4000], max_tokens=6,
                                      temperature=0)
@@ -113,6 +113,11 @@ def test_completions_with_token_ids_and_stop(server: tuple[str, LLMEngine]) -> N
                                     temperature=0, stop=[stop])
     assert cut.choices[0].text == text[: text.find(stop)] and cut.choices[0].finish_reason == "stop"
     assert len(cut.choices[0].text) < len(text)
+    with pytest.raises(openai.BadRequestError, match="n=1"):
+        client.completions.create(model="tiny", prompt="x", max_tokens=1, n=2)
+    with pytest.raises(openai.BadRequestError, match="logprobs"):
+        client.completions.create(model="tiny", prompt="x", max_tokens=1, logprobs=2)
+    assert eng.stats()["running"] == 0
 
 
 def test_streaming_chat_with_include_usage(server: tuple[str, LLMEngine]) -> None:

@@ -322,8 +322,24 @@ class LLMEngine:
                 self._wake.wait(timeout=0.5)
                 self._wake.clear()
                 continue
-            if not self.step():
+            try:
+                progressed = bool(self.step())
+            except Exception:  # never leave clients waiting on a dead loop
+                log.exception("engine step failed; failing every queued request")
+                self._fail_all("engine step failed")
+                progressed = True
+            if not progressed:
                 time.sleep(0.001)  # waiting requests that cannot be admitted yet
+
+    def _fail_all(self, error: str) -> None:
+        with self._step_lock:
+            self._drain_inbox()
+            for seq in [*self.scheduler.running, *self.scheduler.waiting]:
+                seq.error = error
+                self._finish(seq, "error")
+                cb = self._callbacks.pop(seq.seq_id, None)
+                if cb is not None:
+                    cb(seq, [])
 
     async def generate_stream(self, prompt: list[int] | str, params: SamplingParams | None = None,
                               salt: str | None = None, cacheable_tokens: int | None = None

@@ -90,6 +90,11 @@ class Server:
         return self.engine.namespace(tenant, salt)
 
     def params(self, body: dict, max_tokens: object) -> SamplingParams:
+        if body.get("n", 1) != 1 or body.get("best_of", 1) != 1:
+            raise ApiError(400, "only n=1 is supported")
+        if body.get("logprobs") or body.get("top_logprobs") or body.get("echo"):
+            raise ApiError(400, "logprobs and echo are not supported")
+
         def num(key: str, default: float) -> float:
             value = body.get(key)
             return default if value is None else float(value)

