@@ -122,7 +122,7 @@ _HEADERS = (
     '"Answer briefly.\\n"',
 )
 
-_PLAIN = '''"""Ordinary module {i}: no prompts."""
+_PLAIN = '''"""Ordinary module {i}: plain helpers."""
 
 from dataclasses import dataclass
 

@@ -7,6 +7,7 @@ the file the user must change. Nothing here writes files or prints.
 
 from __future__ import annotations
 
+import fnmatch
 import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -76,10 +77,18 @@ def _fallback_template_style(path: str, settings: Settings) -> str | None:
 
 
 def file_kind(path: str, settings: Settings) -> str | None:
-    """``python``, a template style, or None when prefixlint does not lint this kind of file."""
+    """``python``, ``template`` (a template or plain prompt file), or None when prefixlint skips it.
+
+    Only the file name is checked against the last part of each glob, so discovery never imports
+    the template analyzer; :func:`check_source` resolves the exact style when it analyses the file.
+    """
     if path.endswith(PYTHON_SUFFIXES):
         return "python"
-    return template_style(path, settings)
+    name = path.rsplit("/", 1)[-1]
+    for glob in (*settings.template_globs, *settings.plain_prompt_globs):
+        if fnmatch.fnmatchcase(name, glob.rsplit("/", 1)[-1]):
+            return "template"
+    return None
 
 
 def read_source(path: str) -> tuple[str | None, Finding | None]:
@@ -174,6 +183,12 @@ def check_source(path: str, text: str | None, settings: Settings, kind: str | No
 
     kind = kind or file_kind(path, settings) or "python"
     result = FileResult(path=path)
+    if kind != "python":
+        style = template_style(path, settings)
+        if style is None:  # the name matched a glob's last part, but not the whole glob
+            result.skipped = True
+            return result
+        kind = style
     if text is None:
         text, err = read_source(path)
         if err is not None:

@@ -11,7 +11,6 @@ import contextlib
 import os
 import re
 from collections.abc import Callable, Iterable, Sequence
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -59,12 +58,35 @@ DEFAULT_EXCLUDE = (
 # Library names cover sinks; the rest covers message lists, prompt variables and provider keywords.
 # Plain "prompt" alone is too common (cmd, pdb, getpass), so it counts only in prompt-ish shapes.
 PREFILTER_WORDS = (
-    rb"openai", rb"anthropic", rb"litellm", rb"langchain", rb"llama_index", rb"pydantic_ai", rb"ollama",
-    rb"mistralai", rb"cohere", rb"genai", rb"bedrock", rb"jinja", rb"cache_control",
-    rb"_prompt", rb"prompt_", rb"prompt=", rb"prompts", rb"(?-i:PROMPT|Prompt)",
-    rb"messages=", rb"""["']messages["']""", rb"messages\.create", rb"completions\.create", rb"completion\(",
-    rb"instructions=", rb"""["']role["']""", rb"""["']system["']""", rb"system=",
-    rb"SystemMessage", rb"HumanMessage",
+    rb"openai",
+    rb"anthropic",
+    rb"litellm",
+    rb"langchain",
+    rb"llama_index",
+    rb"pydantic_ai",
+    rb"ollama",
+    rb"mistralai",
+    rb"cohere",
+    rb"genai",
+    rb"bedrock",
+    rb"jinja",
+    rb"cache_control",
+    rb"_prompt",
+    rb"prompt_",
+    rb"prompt=",
+    rb"prompts",
+    rb"(?-i:PROMPT|Prompt)",
+    rb"messages=",
+    rb"""["']messages["']""",
+    rb"messages\.create",
+    rb"completions\.create",
+    rb"completion\(",
+    rb"instructions=",
+    rb"""["']role["']""",
+    rb"""["']system["']""",
+    rb"system=",
+    rb"SystemMessage",
+    rb"HumanMessage",
 )
 
 
@@ -148,12 +170,18 @@ class Target:
 
 
 class _Ignore:
-    """Exclude globs of one settings root plus ``.gitignore`` files met while walking."""
+    """Exclude globs of one settings root plus ``.gitignore`` files met while walking.
 
-    def __init__(self) -> None:
+    ``pathspec`` is imported on first use: a tree without excludes or ``.gitignore`` never needs it.
+    """
+
+    @property
+    def _pathspec(self) -> Any:
         import pathspec
 
-        self._pathspec = pathspec
+        return pathspec
+
+    def __init__(self) -> None:
         self._excludes: dict[str, Any] = {}
         self._gitignores: dict[Path, Any] = {}
 
@@ -329,19 +357,49 @@ def _has_config(directory: Path) -> bool:
 # --- pre-filter ---------------------------------------------------------------------------------
 
 _PREFILTERS: dict[str, re.Pattern[bytes]] = {}
+_FINGERPRINTS: dict[int, tuple[Settings, str]] = {}
+
+
+def fingerprint(settings: Settings) -> str:
+    """``settings.fingerprint()``, computed once per settings object (thousands of files share one)."""
+    hit = _FINGERPRINTS.get(id(settings))
+    if hit is None or hit[0] is not settings:
+        hit = _FINGERPRINTS[id(settings)] = (settings, settings.fingerprint())
+    return hit[1]
 
 
 def prefilter_regex(settings: Settings) -> re.Pattern[bytes]:
     """A bytes regex that every Python file able to build a prompt matches."""
-    key = settings.fingerprint()
+    key = fingerprint(settings)
     if key not in _PREFILTERS:
-        words = list(PREFILTER_WORDS)
+        words = list(PREFILTER_WORDS) + plugin_words()
         for sink in settings.sinks:
             last = sink.call.rsplit(".", 1)[-1].strip("*")
             if last:
                 words.append(re.escape(last.encode()))
         _PREFILTERS[key] = re.compile(b"|".join(words), re.IGNORECASE)
     return _PREFILTERS[key]
+
+
+def plugin_words() -> list[bytes]:
+    """Marks from the installed plugins: ``a.b`` endings of their sink calls and message classes."""
+    from prefixlint.plugins import load_plugins
+
+    words: set[bytes] = set()
+    try:
+        plugins = load_plugins()
+    except Exception:
+        return []
+    for plugin in plugins:
+        words.add(re.escape(plugin.name.encode()))
+        for sink in plugin.sinks:
+            for call in sink.calls:
+                parts = [p for p in call.split(".") if p and "*" not in p]
+                if len(parts) >= 2:
+                    words.add(re.escape(".".join(parts[-2:]).encode()))
+        for name in (*plugin.message_constructors, *plugin.template_constructors):
+            words.add(re.escape(name.split(".")[0].encode()))
+    return sorted(words)
 
 
 def may_build_prompts(data: bytes, settings: Settings) -> bool:
@@ -407,6 +465,17 @@ class RunResult:
 
 
 def _cache_dir_for(settings: Settings, options: RunOptions) -> Path:
+    key = (id(settings), id(options))
+    hit = _CACHE_DIRS.get(key)
+    if hit is None or hit[0] is not settings:
+        hit = _CACHE_DIRS[key] = (settings, _resolve_cache_dir(settings, options))
+    return hit[1]
+
+
+_CACHE_DIRS: dict[tuple[int, int], tuple[Settings, Path]] = {}
+
+
+def _resolve_cache_dir(settings: Settings, options: RunOptions) -> Path:
     if options.cache_dir is not None:
         return options.cache_dir
     env = os.environ.get("PREFIXLINT_CACHE_DIR")
@@ -423,7 +492,7 @@ def check_targets(targets: Sequence[Target], options: RunOptions) -> dict[str, F
     todo: list[Target] = []
     for t in targets:
         if options.use_cache:
-            key = (str(_cache_dir_for(t.settings, options)), t.settings.fingerprint())
+            key = (str(_cache_dir_for(t.settings, options)), fingerprint(t.settings))
             cache = caches.get(key)
             if cache is None:
                 cache = caches[key] = LintCache.open(Path(key[0]), key[1])
@@ -441,7 +510,7 @@ def check_targets(targets: Sequence[Target], options: RunOptions) -> dict[str, F
             if res.internal_error:
                 continue
             t = by_path[res.path]
-            key = (str(_cache_dir_for(t.settings, options)), t.settings.fingerprint())
+            key = (str(_cache_dir_for(t.settings, options)), fingerprint(t.settings))
             caches[key].put(res.path, res.to_dict(), res.dependencies)
         for cache in caches.values():
             cache.save()
@@ -456,6 +525,8 @@ def _run_parallel(todo: list[Target], options: RunOptions) -> list[FileResult]:
     size = max(1, min(64, len(todo) // (jobs * 4)))
     chunks = [todo[i : i + size] for i in range(0, len(todo), size)]
     out: list[FileResult] = []
+    from concurrent.futures import ProcessPoolExecutor
+
     with ProcessPoolExecutor(max_workers=jobs) as pool:
         for part in pool.map(_check_chunk, chunks, [options.prefilter] * len(chunks)):
             out.extend(part)
@@ -463,14 +534,16 @@ def _run_parallel(todo: list[Target], options: RunOptions) -> list[FileResult]:
 
 
 def _warm_up(todo: list[Target]) -> None:
-    """Load rules and tokenizers once in the parent, so forked workers share them."""
+    """Import rules and the Python analyzer once in the parent, so forked workers share them.
+
+    The tokenizer is not preloaded: most trees need it in few files, and a worker loads it on first use.
+    """
     from prefixlint.rules.base import all_rules
-    from prefixlint.tokens import tokenizer_for
 
     all_rules()
-    for provider, model in {(t.settings.provider, t.settings.model) for t in todo}:
-        with contextlib.suppress(Exception):  # a worker reports the problem with a location
-            tokenizer_for(provider, model)
+    if any(t.kind == "python" for t in todo):
+        with contextlib.suppress(ImportError):
+            import prefixlint.analysis.python  # noqa: F401
 
 
 def finalize(

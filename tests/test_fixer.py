@@ -119,16 +119,25 @@ def test_cli_fix_removes_unused_suppression_and_is_idempotent(
 def test_cli_fix_sort_keys_end_to_end(tmp_path: Path) -> None:
     path = tmp_path / "app.py"
     path.write_text(
-        "import json\nfrom openai import OpenAI\n\nclient = OpenAI()\n\n\n"
+        "import json\n\nfrom openai import OpenAI\n\nclient = OpenAI()\n"
+        'RULES = "Follow the rules carefully and answer in English. " * 100\n\n\n'
         "def ask(tools_data, question):\n"
-        "    system = 'You are a helpful assistant.\\n' * 50 + json.dumps(tools_data)\n"
-        "    return client.chat.completions.create(model='gpt-4.1', messages=[\n"
-        "        {'role': 'system', 'content': system},\n"
-        "        {'role': 'user', 'content': question},\n"
-        "    ])\n"
+        '    system = "Tools:\\n" + json.dumps(tools_data) + "\\n" + RULES\n'
+        "    return client.chat.completions.create(\n"
+        '        model="gpt-4.1",\n'
+        "        messages=[\n"
+        '            {"role": "system", "content": system},\n'
+        '            {"role": "user", "content": question},\n'
+        "        ],\n"
+        "    )\n"
     )
-    _code, out, _ = invoke(["check", "--no-cache", "--fix", "app.py"], tmp_path)
+    code, out, _ = invoke(["check", "--no-cache", "--output-format", "concise", "app.py"], tmp_path)
+    assert code == 1 and "PFX401 [*]" in out
+    code, out, _ = invoke(["check", "--no-cache", "--fix", "app.py"], tmp_path)
     fixed = path.read_text()
-    assert "sort_keys=True" in fixed, out
-    _code2, _, _ = invoke(["check", "--no-cache", "--fix", "app.py"], tmp_path)
-    assert path.read_text() == fixed
+    assert code == 0 and "json.dumps(tools_data, sort_keys=True)" in fixed, out
+    import libcst
+
+    libcst.parse_module(fixed)
+    code, _, _ = invoke(["check", "--no-cache", "--fix", "app.py"], tmp_path)
+    assert code == 0 and path.read_text() == fixed

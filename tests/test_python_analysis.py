@@ -304,7 +304,7 @@ def add_user(ctx) -> str:
     )
     names = [lay.sink_name for lay in result.layouts]
     assert any("ChatPromptTemplate" in n for n in names) and any("Agent" in n for n in names)
-    assert any("system_prompt" in n for n in names)
+    assert any("system-prompt hooks" in n for n in names)
     chat = next(lay for lay in result.layouts if "ChatPromptTemplate" in lay.sink_name)
     kinds = [s.kind for s in chat.segments if not s.static]
     assert kinds == [DynamicKind.TIMESTAMP, DynamicKind.HISTORY, DynamicKind.USER_INPUT]
@@ -371,3 +371,44 @@ def ask(q):
 def test_named_template_needs_a_long_static_body(tmp_path: Path) -> None:
     short = analyze(tmp_path, 'QA_TEMPLATE = "Context: {context}\\n\\nQuestion: {question}"\n')
     assert short.layouts == []
+
+
+def test_conditional_returns_report_the_costlier_alternative(tmp_path: Path) -> None:
+    lay = only(
+        tmp_path,
+        OPENAI
+        + f"""
+SYSTEM = "You are Harbor. {{memory}}\\n{RULES}"
+def build(template: str, memory: str) -> str:
+    if "{{memory}}" in template:
+        return template.format(memory=memory)
+    return template + "\\n" + memory
+def ask(q, memory):
+    return client.chat.completions.create(model="gpt-4.1", messages=[
+        {{"role": "system", "content": build(SYSTEM, memory)}}, {{"role": "user", "content": q}}])
+""",
+    )
+    mem = next(s for s in lay.segments if s.kind is DynamicKind.MEMORY)
+    assert mem.conditional and first_dynamic_before(lay, "careful payroll")
+
+
+def test_pydantic_ai_hooks_are_spliced_in_order(tmp_path: Path) -> None:
+    result = analyze(
+        tmp_path,
+        f"""
+from datetime import date
+from pydantic_ai import Agent
+agent = Agent("openai:gpt-4.1", system_prompt="Be brief.")
+
+@agent.system_prompt
+def add_date() -> str:
+    return f"Today is {{date.today()}}."
+
+@agent.system_prompt
+def rules() -> str:
+    return "{RULES}"
+""",
+    )
+    hooks = next(lay for lay in result.layouts if "hooks" in lay.sink_name)
+    assert next(s.text for s in hooks.segments if s.static) == "Be brief."
+    assert first_dynamic_before(hooks, "careful payroll")

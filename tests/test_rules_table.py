@@ -7,7 +7,9 @@ from cli_support import REPO, invoke
 from prefixlint.report.markdown import END, START, replace_table, rules_table, table_in
 from prefixlint.rules.base import all_rules
 
-FIX_HINT = "regenerate with: python -c 'from prefixlint.report.markdown import update_readme; update_readme()'"
+FIX_HINT = (
+    "regenerate with: python -c 'from prefixlint.report.markdown import update_readme; update_readme()'"
+)
 
 
 def test_readme_rules_table_in_sync() -> None:

@@ -232,7 +232,9 @@ def compare_cmd(
 
 
 @app.command()
-def schema() -> None:
+def schema(
+    output_format: OutputFormat = Fmt,  # every prefixlint command takes --output-format; both print JSON
+) -> None:
     """Print the JSON Schema of a results file."""
     from prefixlint.canary.results import json_schema
 

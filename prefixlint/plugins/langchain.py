@@ -28,18 +28,8 @@ PLUGIN = Plugin(
         ),
         SinkSpec(
             name="langchain chat model invoke",
-            calls=(
-                "llm.invoke",
-                "llm.ainvoke",
-                "chat.invoke",
-                "chat.ainvoke",
-                "model.invoke",
-                "model.ainvoke",
-                "chat_model.invoke",
-                "chat_model.ainvoke",
-                "llm.stream",
-                "model.stream",
-            ),
+            # any runnable: layouts without static text or cache settings are dropped by the builder
+            calls=("*.invoke", "*.ainvoke", "*.stream", "*.astream"),
             provider="auto",
             messages=("input",),
             positional={0: "messages"},

@@ -32,6 +32,14 @@ _EPH = '{"type": "ephemeral"}'
 _1H = '{"type": "ephemeral", "ttl": "1h"}'
 
 
+_LAST_TURN = (
+    "from datetime import datetime\n\n" + _HEAD + "def ask(history, q):\n"
+    '    return client.messages.create(model="claude-sonnet-4-5", max_tokens=300, system="Be brief.", '
+    'messages=[*history, {"role": "user", "content": [{"type": "text", "text": f"{datetime.now()}: {q}", '
+    '"cache_control": {"type": "ephemeral"}}]}])\n'
+)
+
+
 def _max_breakpoints(layout: Layout) -> int:
     try:
         return get_provider(layout.provider).rules_for(layout.model).max_breakpoints
@@ -143,13 +151,18 @@ class BreakpointOnDynamic(Rule):
                 "import anthropic\n", "from datetime import date\n\nimport anthropic\n"
             ),
             provider="anthropic",
-        )
+        ),
+        Example(
+            _LAST_TURN, provider="anthropic", note="a breakpoint on the new turn caches the conversation"
+        ),
     ]
 
     def check(self, layout: Layout, ctx: RuleContext) -> Iterable[Finding]:
         segs = layout.segments
         for i, cc in layout.breakpoints():
             seg = segs[i]
+            if seg.is_last_user_message or seg.role in ("user", "assistant", "history", "tool"):
+                continue  # a conversation turn is re-sent unchanged next turn: caching it is right
             block = [
                 j
                 for j in range(len(segs))

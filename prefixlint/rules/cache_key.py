@@ -18,6 +18,10 @@ _CODE = (
 )
 
 
+# Ids that stay the same for a whole conversation or user, not per request.
+_CONVERSATION_WORDS = ("session", "conversation", "thread", "chat", "user", "tenant", "customer", "org")
+
+
 def _article(word: str) -> str:
     return f"an {word}" if word[:1] in "aeiou" else f"a {word}"
 
@@ -36,7 +40,11 @@ class PerRequestCacheKey(Rule):
     message = "prompt_cache_key built from a per-request value"
     default_severity = Severity.HIGH
     INVALID = [Example(_CODE.format(key="str(uuid.uuid4())"), line=8)]
-    VALID = [Example(_CODE.format(key="user_id")), Example(_CODE.format(key='"harbor-v2"'))]
+    VALID = [
+        Example(_CODE.format(key="user_id")),
+        Example(_CODE.format(key='"harbor-v2"')),
+        Example(_CODE.format(key='f"conv-{session_id}"').replace("q, user_id", "q, session_id")),
+    ]
 
     def check(self, layout: Layout, ctx: RuleContext) -> Iterable[Finding]:
         key = layout.cache_key
@@ -44,6 +52,9 @@ class PerRequestCacheKey(Rule):
             return
         if key.kind not in (DynamicKind.IDENTIFIER, DynamicKind.TIMESTAMP, DynamicKind.RANDOM):
             return
+        label = (key.label or key.text).lower()
+        if key.kind is DynamicKind.IDENTIFIER and any(w in label for w in _CONVERSATION_WORDS):
+            return  # one key per conversation is a sensible routing choice
         loc = key.location or layout.sink
         if loc is None:
             return

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import MISSING, asdict, dataclass, field, fields
 from enum import Enum
 from typing import Any
 
@@ -88,6 +88,28 @@ class CacheReport:
         if self.divergence:
             s += f" diverged_at={self.divergence.path}@{self.divergence.token_index}"
         return s
+
+
+_REPORT_DEFAULTS = {f.name: f.default for f in fields(CacheReport) if f.default is not MISSING}
+_REPORT_FIELDS = frozenset(f.name for f in fields(CacheReport))
+_REPORT_REQUIRED = frozenset(f.name for f in fields(CacheReport) if f.default is MISSING and
+                             f.default_factory is MISSING)
+
+
+def make_report(values: dict[str, Any]) -> CacheReport:
+    """``CacheReport(**values)`` without the per-field ``object.__setattr__`` of a frozen dataclass.
+
+    The result is the same object (same fields, defaults and ``extra``); this runs once per request.
+    """
+    keys = values.keys()
+    if not (_REPORT_REQUIRED <= keys <= _REPORT_FIELDS):
+        return CacheReport(**values)  # let the dataclass raise its usual TypeError
+    report = object.__new__(CacheReport)
+    state = report.__dict__
+    state.update(_REPORT_DEFAULTS)
+    state["extra"] = {}
+    state.update(values)
+    return report
 
 
 def judge(

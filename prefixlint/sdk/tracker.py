@@ -7,6 +7,7 @@ import time
 from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass
+from operator import attrgetter
 
 from prefixlint.analysis.payloads.pieces import SKETCH_BLOCK, Piece, common_blocks
 from prefixlint.cachemodel import CacheModel, Prediction
@@ -17,6 +18,7 @@ from prefixlint.sdk.report import Divergence
 # A cache domain: (provider, organisation/workspace id, model, key or salt).
 Domain = tuple[str, str, str, str]
 _ROUTE_WINDOW = 60.0
+_STABLE = attrgetter("stable")
 
 
 @dataclass
@@ -37,6 +39,7 @@ class PrefixTracker:
         self._models: dict[Domain, CacheModel] = {}
         self._last: dict[str, _Last] = {}
         self._routes: dict[tuple[Domain, bytes], deque[float]] = {}
+        self._route_limit = int(spec.raw.get("routing_prefix_tokens", 256))
 
     def _model(self, domain: Domain) -> CacheModel:
         model = self._models.get(domain)
@@ -55,7 +58,7 @@ class PrefixTracker:
 
     def route_rate(self, domain: Domain, pieces: Sequence[Piece], now: float | None = None) -> int:
         """Requests in the last minute for this domain and routing prefix (about the first 256 tokens)."""
-        limit = int(self.spec.raw.get("routing_prefix_tokens", 256))
+        limit = self._route_limit
         head = b""
         for p in pieces:
             head = p.chain
@@ -86,6 +89,16 @@ class PrefixTracker:
             self._last[key] = _Last(pieces)
         if last is None:
             return None
+        # Chained hashes: when the last stable piece of the previous request has the same chain as the
+        # piece at its position here, every piece before it matches too (no walk over the history).
+        stable = list(map(_STABLE, last.pieces))
+        n = stable.count(True)
+        if n == 0:
+            return None
+        if len(pieces) >= n:
+            j = len(stable) - 1 - stable[::-1].index(True)
+            if pieces[n - 1].chain == last.pieces[j].chain:
+                return None
         prev = [p for p in last.pieces if p.stable]
         k = 0
         for a, b in zip(prev, pieces, strict=False):

@@ -12,6 +12,14 @@ from typing import Any
 from prefixlint.providers import ProviderSpec
 
 _MISSING = object()
+_SPLIT: dict[tuple[str, ...], tuple[tuple[str, ...], ...]] = {}  # dotted paths -> their parts
+_ON_CLASS: dict[tuple[type, str], bool] = {}  # (pydantic model, name) -> a class attribute
+_MODEL_TYPES: dict[type, bool] = {}  # type -> a pydantic model
+
+try:  # the openai and anthropic SDKs return pydantic models
+    from pydantic import BaseModel as _Model
+except ImportError:  # pragma: no cover - pydantic comes with both SDKs
+    _Model = None  # type: ignore[assignment,misc]
 
 
 @dataclass(frozen=True)
@@ -30,20 +38,51 @@ class NormalizedUsage:
     cache_miss: int | None = None
 
 
-def _get(obj: Any, path: str) -> Any:
+def _is_model(obj: Any) -> bool:
+    t = type(obj)
+    hit = _MODEL_TYPES.get(t)
+    if hit is None:
+        hit = _MODEL_TYPES[t] = _Model is not None and isinstance(obj, _Model)
+    return hit
+
+
+def _attr(obj: Any, name: str) -> Any:
+    """``getattr(obj, name, _MISSING)``, without pydantic's exception for a missing field."""
+    if _is_model(obj):
+        fields = obj.__dict__
+        if name in fields:
+            return fields[name]
+        key = (type(obj), name)
+        on_class = _ON_CLASS.get(key)
+        if on_class is None:  # a property, method or private name: ask getattr
+            on_class = _ON_CLASS[key] = name.startswith("_") or hasattr(type(obj), name)
+        if not on_class:  # a field pydantic did not set, or an extra one
+            extra = obj.__pydantic_extra__
+            return extra.get(name, _MISSING) if extra else _MISSING
+    return getattr(obj, name, _MISSING)
+
+
+def _get(obj: Any, parts: tuple[str, ...]) -> Any:
     cur = obj
-    for part in path.split("."):
+    for part in parts:
         if cur is None:
             return _MISSING
-        cur = cur.get(part, _MISSING) if isinstance(cur, dict) else getattr(cur, part, _MISSING)
+        cur = cur.get(part, _MISSING) if isinstance(cur, dict) else _attr(cur, part)
         if cur is _MISSING:
             return _MISSING
     return cur
 
 
+def _split(paths: tuple[str, ...]) -> tuple[tuple[str, ...], ...]:
+    hit = _SPLIT.get(paths)
+    if hit is None:
+        hit = _SPLIT[paths] = tuple(tuple(p.split(".")) for p in paths)
+    return hit
+
+
 def _first(obj: Any, paths: tuple[str, ...]) -> int | None:
-    for path in paths:
-        val = _get(obj, path)
+    for parts in _split(paths):
+        val = _get(obj, parts)
         if isinstance(val, (int, float)) and not isinstance(val, bool):
             return int(val)
     return None
@@ -58,10 +97,10 @@ def normalize_usage(usage: Any, spec: ProviderSpec) -> NormalizedUsage | None:
     if total is None:
         return None
     cached = _first(usage, f.cached)
-    write = _first(usage, f.cache_write) or 0
-    w5 = _first(usage, f.cache_write_5m) or 0
-    w1 = _first(usage, f.cache_write_1h) or 0
-    miss = _first(usage, f.cache_miss)
+    write = (_first(usage, f.cache_write) or 0) if f.cache_write else 0
+    w5 = (_first(usage, f.cache_write_5m) or 0) if f.cache_write_5m else 0
+    w1 = (_first(usage, f.cache_write_1h) or 0) if f.cache_write_1h else 0
+    miss = _first(usage, f.cache_miss) if f.cache_miss else None
     if cached is None and (f.cached_omitted_when_zero or miss is not None or (f.cache_write and write)):
         cached = 0
     if not f.prompt_includes_cached:

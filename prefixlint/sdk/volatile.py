@@ -35,10 +35,16 @@ def has_volatile(body: dict[str, Any], api: str) -> bool:
         return True
     if isinstance(msgs, list):
         for m in msgs:
-            if isinstance(m, dict):
+            if type(m) is dict:
                 c = m.get("content")
-                if isinstance(c, VolatileText) or (isinstance(c, list) and any(is_volatile(p) for p in c)):
-                    return True
+                if type(c) is str:  # the common case: plain text (a VolatileText is a subclass)
+                    continue
+            elif isinstance(m, dict):
+                c = m.get("content")
+            else:
+                continue
+            if isinstance(c, VolatileText) or (isinstance(c, list) and any(is_volatile(p) for p in c)):
+                return True
     return False
 
 

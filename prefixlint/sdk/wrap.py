@@ -19,6 +19,7 @@ import time
 import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
+from operator import attrgetter
 from typing import Any, TypeVar
 
 from prefixlint.analysis.payloads.pieces import (
@@ -35,7 +36,7 @@ from prefixlint.sdk import breakpoints as bp
 from prefixlint.sdk import otel
 from prefixlint.sdk.canonical import canonicalize
 from prefixlint.sdk.options import RequestInfo, SdkOptions, decode_secret, options_from
-from prefixlint.sdk.report import CacheReport, Divergence, judge
+from prefixlint.sdk.report import CacheReport, Divergence, judge, make_report
 from prefixlint.sdk.stats import Stats, StatsSnapshot
 from prefixlint.sdk.streams import StreamObserver, observe_any, observe_manager
 from prefixlint.sdk.tenancy import (
@@ -62,6 +63,8 @@ _HELPERS = ("with_raw_response", "with_streaming_response")
 _OPENAI_TARGETS = (("chat.completions", "create", "chat"), ("responses", "create", "responses"))
 _ANTHROPIC_TARGETS = (("messages", "create", "messages"), ("messages", "stream", "messages.stream"))
 _SKIP_DIRS: tuple[str, ...] = ()
+_TTL = attrgetter("ttl")
+_NO_PREDICTION = Prediction(0, 0, 0, 0)
 
 
 def _skip_dirs() -> tuple[str, ...]:
@@ -76,14 +79,22 @@ def _skip_dirs() -> tuple[str, ...]:
     return _SKIP_DIRS
 
 
+_OWN_FILE: dict[str, bool] = {}  # file name -> inside this package, the SDKs or functools
+
+
 def _call_site() -> str:
     f = sys._getframe(2)
-    skip = _skip_dirs()
     for _ in range(12):
         if f is None:
             break
-        if not f.f_code.co_filename.startswith(skip) and "functools" not in f.f_code.co_filename:
-            return f"{f.f_code.co_filename}:{f.f_lineno}"
+        name = f.f_code.co_filename
+        own = _OWN_FILE.get(name)
+        if own is None:
+            if len(_OWN_FILE) > 10_000:
+                _OWN_FILE.clear()
+            own = _OWN_FILE[name] = name.startswith(_skip_dirs()) or "functools" in name
+        if not own:
+            return f"{name}:{f.f_lineno}"
         f = f.f_back
     return "unknown"
 
@@ -92,7 +103,7 @@ def _omitted(v: Any) -> bool:
     return type(v).__name__ in ("NotGiven", "Omit")
 
 
-@dataclass
+@dataclass(slots=True)
 class _Call:
     api: str
     provider: str
@@ -185,6 +196,15 @@ class _State:
         self.clock: Callable[[], float] = opts.clock or time.time
         self.worker: _Worker | None = _Worker() if opts.background else None
         self._tenant_hashes: dict[str, str] = {}
+        self._keys: dict[tuple[str, str], str] = {}  # (tenant, prefix hash) -> prompt_cache_key
+        self._salts: dict[str, str] = {}  # tenant -> cache_salt
+        # per-request decisions that depend only on the options and the provider
+        knobs = self.spec.request_knobs
+        self._canonical = bool(opts.sort_keys or opts.sort_tools or opts.normalize_newlines
+                               or opts.strip_trailing_whitespace or opts.unicode_nfc)
+        self._key_knob = "prompt_cache_key" in knobs
+        self._salt = bool("cache_salt" in knobs and self.secret and opts.send_cache_salt is not False)
+        self._cc_knob = "cache_control" in knobs
 
     def cache_for(self, model: str | None) -> tuple[Any, PieceCache]:
         hit = self._caches.get(model)
@@ -219,8 +239,7 @@ class _State:
         tok, cache = self.cache_for(model)
         changes: list[str] = []
         new = body
-        if opts.sort_keys or opts.sort_tools or opts.normalize_newlines or opts.strip_trailing_whitespace \
-                or opts.unicode_nfc:
+        if self._canonical:
             new, ch = canonicalize(new, base_api, opts)
             changes += ch
         per_call = call_kw.get("prefixlint_volatile")
@@ -245,9 +264,8 @@ class _State:
             t_hash = self._tenant_hashes[who] = tenant_hash(who, self.secret)
         template = call_kw.get("prefixlint_template") or _call_site()
         conversation = call_kw.get("prefixlint_conversation")
-        knobs = self.spec.request_knobs
         key: str | None = body.get("prompt_cache_key")
-        if base_api != "messages" and "prompt_cache_key" in knobs and key is None:
+        if base_api != "messages" and self._key_knob and key is None:
             if opts.cache_key_fn is not None:
                 info = RequestInfo(self.provider, model, base_api, who, template, conversation, prefix_hash)
                 try:
@@ -255,19 +273,29 @@ class _State:
                 except Exception:
                     log.exception("prefixlint: cache_key_fn failed; no prompt_cache_key set")
             elif who and opts.prompt_cache_key:
-                key = derive_prompt_cache_key(who, prefix_hash, self.secret)
+                key = self._keys.get((who, prefix_hash))
+                if key is None:
+                    if len(self._keys) > 10_000:
+                        self._keys.clear()
+                    key = derive_prompt_cache_key(who, prefix_hash, self.secret)
+                    self._keys[(who, prefix_hash)] = key
             if key:
                 new = {**new, "prompt_cache_key": key}
                 changes.append("prompt_cache_key: set")
         extra_body = kwargs.get("extra_body")
         salted = False
-        if "cache_salt" in knobs and self.secret and who and opts.send_cache_salt is not False:
+        if self._salt and who:
             if not (isinstance(extra_body, dict) and "cache_salt" in extra_body):
-                extra_body = {**(extra_body or {}), "cache_salt": derive_cache_salt(who, self.secret)}
+                salt = self._salts.get(who)
+                if salt is None:
+                    if len(self._salts) > 10_000:
+                        self._salts.clear()
+                    salt = self._salts[who] = derive_cache_salt(who, self.secret)  # type: ignore[arg-type]
+                extra_body = {**(extra_body or {}), "cache_salt": salt}
                 changes.append("extra_body.cache_salt: set")
             salted = True
-        nbps = sum(1 for p in pieces if p.ttl) if pieces else 0
-        if base_api == "messages" and opts.breakpoints and "cache_control" in knobs and pieces is not None \
+        nbps = len(pieces) - list(map(_TTL, pieces)).count(None) if pieces else 0
+        if base_api == "messages" and opts.breakpoints and self._cc_knob and pieces is not None \
                 and not bp.has_cache_control(new, pieces):
             marks = bp.choose(pieces, rules, opts.static_ttl)
             if marks:
@@ -295,7 +323,7 @@ class _State:
         ttl = self.spec.extended_ttls.get(retention) if isinstance(retention, str) else None
         call = _Call(
             api=base_api, provider=self.provider, model=model, rules=rules, pieces=pieces, domain=domain,
-            prediction=Prediction(0, 0, 0, 0), drift=None, tenant_hash=t_hash, template=template,
+            prediction=_NO_PREDICTION, drift=None, tenant_hash=t_hash, template=template,
             prefix_hash=prefix_hash, key=out.get("prompt_cache_key") if not opts.dry_run else key,
             salted=salted, breakpoints=nbps, changes=tuple(changes), dry_run=opts.dry_run, stream=is_stream,
             route_rpm=0, ttl=float(ttl) if ttl else None, tokens_exact=tok.exact, overhead_ms=0.0,
@@ -379,7 +407,7 @@ class _State:
                 usd -= w1 * (price.cache_write_1h - price.input) / 1e6
             elif rules.cache_write_multiplier:
                 usd -= u.cache_write * (rules.cache_write_multiplier - 1) * price.input / 1e6
-        return CacheReport(
+        return make_report(dict(
             provider=call.provider, model=call.model, api=call.api, verdict=verdict, predicted_cached=exp,
             reported_cached=u.cached if u else None, prompt_tokens=u.prompt_tokens if u else None,
             local_prompt_tokens=local, upper_bound=up,
@@ -390,7 +418,7 @@ class _State:
             breakpoints=call.breakpoints, stream=call.stream, dry_run=call.dry_run, changes=call.changes,
             tokens_exact=call.tokens_exact,
             overhead_ms=call.overhead_ms,
-        )
+        ))
 
     def emit(self, report: CacheReport) -> None:
         opts = self.opts

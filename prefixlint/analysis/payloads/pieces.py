@@ -7,6 +7,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, replace
 from functools import cache
 from hashlib import blake2b
+from itertools import repeat
 from operator import is_
 from typing import Any
 
@@ -269,14 +270,15 @@ def _content(m: Any) -> Any:
 
 
 def _same_prefix(msgs: list[Any], snap: _Snapshot, n: int) -> bool:
-    """True when the first ``n`` messages are the snapshot's objects with the same content objects."""
+    """True when the first ``n`` messages are the snapshot's objects with the same content objects.
+
+    Every step runs in C (``map`` stops at the shorter list, so nothing is sliced).
+    """
     old = snap.msgs
-    if not all(map(is_, msgs[:n], old[:n])):
+    if not snap.plain or not all(map(is_, msgs, old)):
         return False
-    if not snap.plain:
-        return False
-    # dict.get in C: a content replaced in place (``msg["content"] = ...``) is another object
-    if not all(map(is_, map(dict.get, old[:n], ["content"] * n), snap.contents[:n])):
+    # a content replaced in place (``msg["content"] = ...``) is another object
+    if not all(map(is_, map(dict.get, old, repeat("content", n)), snap.contents)):
         return False
     return all(len(snap.contents[i]) == ln for i, ln in snap.lists if i < n)
 

@@ -92,7 +92,9 @@ def _dynamic_locations(layouts: list[Layout]) -> set[tuple[str, int, int]]:
 def _decorated(ev: Evaluator, mod: ModuleInfo, settings: Settings) -> list[Layout]:
     """Functions registered as system-prompt hooks (pydantic-ai ``@agent.system_prompt``...)."""
     decos = decorator_names()
-    out: list[Layout] = []
+    # Hooks of one agent are spliced in registration (source) order: one layout per agent.
+    groups: dict[str, list[Segment]] = {}
+    where: dict[str, SourceLocation | None] = {}
     for fdef, cls in mod.decorated:
         for deco in fdef.decorators:
             node = deco.decorator.func if isinstance(deco.decorator, cst.Call) else deco.decorator
@@ -105,8 +107,26 @@ def _decorated(ev: Evaluator, mod: ModuleInfo, settings: Settings) -> list[Layou
             ret = returns[-1]
             env = Env(mod=mod, func=fdef, cls=cls, pos=mod.pos(ret))
             segs = ev.text(ret.value, env)  # type: ignore[arg-type]
-            out.append(text_layout(segs, f"{fdef.name.value} (@{name})", mod.loc(fdef), settings))
-    return out
+            agent = name.rsplit(".", 1)[0]
+            if agent not in groups:
+                groups[agent] = _agent_static_prompt(ev, mod, agent)
+                where[agent] = mod.loc(fdef)
+            groups[agent].extend(segs)
+    return [
+        text_layout(segs, f"{agent} system-prompt hooks", where[agent], settings)
+        for agent, segs in groups.items()
+    ]
+
+
+def _agent_static_prompt(ev: Evaluator, mod: ModuleInfo, agent: str) -> list[Segment]:
+    """The ``system_prompt=`` given to ``agent = Agent(...)``, which precedes its hooks."""
+    value = mod.assigns.get(agent)
+    if not isinstance(value, cst.Call):
+        return []
+    for arg in value.args:
+        if arg.keyword is not None and arg.keyword.value in ("system_prompt", "instructions"):
+            return ev.text(arg.value, ev.module_env(mod).at(mod.pos(value)))
+    return []
 
 
 def _named(ev: Evaluator, mod: ModuleInfo, settings: Settings) -> list[Layout]:

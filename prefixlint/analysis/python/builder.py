@@ -93,8 +93,11 @@ def build_layout(
     finally:
         ev.template_mode = ""
     segs.extend(_message_segments(messages))
-    if not segs:
-        return None
+    if (
+        not any(s.static or s.cache_control for s in segs)
+        and _pick(args, spec.cache_key, "cache_key") is None
+    ):
+        return None  # nothing the code shows: no layout (e.g. ``retriever.invoke(q)``)
     model = _model(args.get(spec.model_kw))
     provider = spec.provider
     if provider == "auto" or provider not in provider_names():

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import libcst as cst
-from libcst.metadata import CodeRange, MetadataWrapper, ParentNodeProvider, PositionProvider
+from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
 
 from prefixlint.layout import SourceLocation
 
@@ -43,7 +43,6 @@ class ModuleInfo:
     text: str
     module: cst.Module
     positions: dict[cst.CSTNode, CodeRange]
-    parents: dict[cst.CSTNode, cst.CSTNode]
     assigns: dict[str, cst.BaseExpression] = field(default_factory=dict)
     assign_targets: dict[str, cst.CSTNode] = field(default_factory=dict)
     functions: dict[str, cst.FunctionDef] = field(default_factory=dict)
@@ -98,7 +97,7 @@ class ModuleInfo:
 
 
 class _Collector(cst.BatchableCSTVisitor):
-    METADATA_DEPENDENCIES = (PositionProvider, ParentNodeProvider)
+    METADATA_DEPENDENCIES = (PositionProvider,)
 
     def __init__(self, info: ModuleInfo) -> None:
         super().__init__()
@@ -213,8 +212,8 @@ def parse_module(path: str, text: str) -> ModuleInfo:
     """Parse ``text`` once and collect a :class:`ModuleInfo` (raises libcst.ParserSyntaxError)."""
     module = cst.parse_module(text)
     wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
-    positions = wrapper.resolve(PositionProvider)
-    parents = wrapper.resolve(ParentNodeProvider)
-    info = ModuleInfo(path=path, text=text, module=module, positions=dict(positions), parents=dict(parents))
+    info = ModuleInfo(path=path, text=text, module=module, positions={})
+    # One batched pass computes the positions and runs the collector; resolve() then hits the cache.
     wrapper.visit_batched([_Collector(info)])
+    info.positions = dict(wrapper.resolve(PositionProvider))
     return info

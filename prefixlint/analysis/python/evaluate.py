@@ -182,8 +182,10 @@ class Evaluator(TemplateMixin):
             return [static(name, loc)]
         if name == "__file__":
             return [static(env.mod.path, loc)]
+        # an unresolved free name (builtin, star import...): only its name can say it is dynamic
         kind, conf = name_kind(self.catalog, name)
-        return [dynamic(kind, env.timing, name, loc, confidence=min(conf, 0.5))]
+        conf = 0.3 if kind is DynamicKind.UNKNOWN else min(conf, 0.6)
+        return [dynamic(kind, env.timing, name, loc, confidence=conf)]
 
     def constant(self, mod: ModuleInfo, name: str) -> list[Segment]:
         """A module-level constant, evaluated once (import time)."""
@@ -280,6 +282,22 @@ class Evaluator(TemplateMixin):
                 got_mod = self._imported(env.mod, base.value)
                 if got_mod is not None and got_mod[1] is None and attr in got_mod[0].assigns:
                     return with_chain(self.constant(got_mod[0], attr), loc)
+            if self._known_value(base.value, env):
+                # a bound loop variable or a local/module value: its attribute is what it is
+                base_segs = self.text(base, env)
+                if is_static(base_segs):
+                    return [static(env.mod.source(node), loc)]
+                d = next(s for s in base_segs if not s.static)
+                return [
+                    dynamic(
+                        d.kind or DynamicKind.UNKNOWN,
+                        d.timing,
+                        env.mod.source(node),
+                        loc,
+                        confidence=d.confidence,
+                        chain=d.chain,
+                    )
+                ]
         kind2, conf = name_kind(self.catalog, attr)
         if kind2 is DynamicKind.UNKNOWN:
             base_segs = self.text(base, env)
@@ -298,6 +316,16 @@ class Evaluator(TemplateMixin):
             ]
         timing = env.timing
         return [dynamic(kind2, timing, env.mod.source(node), loc, confidence=conf)]
+
+    def _known_value(self, name: str, env: Env) -> bool:
+        """True when ``name`` is bound, assigned locally, or a module constant (not a bare parameter)."""
+        if name in env.bindings:
+            return True
+        if env.func is not None and local_ops(env.mod, env.func).get(name):
+            return True
+        if env.func is not None and find_param(env.func, name) is not None:
+            return False
+        return name in env.mod.assigns
 
     def _self_attr(self, cls: ClassInfo, attr: str, env: Env) -> list[Segment] | None:
         init = cls.methods.get("__init__")
@@ -580,7 +608,12 @@ class Evaluator(TemplateMixin):
             self_binds=self_binds or {},
         )
         if what == "text":
-            segs = self.text(ret.value, sub)  # type: ignore[arg-type]
+            # Several returns: report what the code can do, i.e. the alternative that costs most.
+            options = [
+                self.text(r.value, replace(sub, pos=fmod.pos(r)))  # type: ignore[arg-type]
+                for r in returns[-4:]
+            ]
+            segs = max(reversed(options), key=static_after_break)
             return mark(segs, conditional=True) if len(returns) > 1 and not is_static(segs) else segs
         if what == "messages":
             return msgs.message_list(self, ret.value, sub)
@@ -834,3 +867,11 @@ def _apply_method(text: str, method: str) -> str:
 def _env_var(dotted: str) -> bool:
     """``os.getenv``/``os.environ.get``/``os.environ``: configuration, fixed per deploy."""
     return dotted.endswith("getenv") or "environ" in dotted.split(".")
+
+
+def static_after_break(segs: list[Segment]) -> int:
+    """Characters of static text after the first cache-breaking piece (0 when none breaks)."""
+    for i, seg in enumerate(segs):
+        if seg.breaks_cache:
+            return sum(len(s.text) for s in segs[i + 1 :] if s.static)
+    return -1

@@ -357,8 +357,8 @@ def items(ev: Evaluator, node: cst.BaseExpression, env: Env) -> list[list[Segmen
         gen = node.for_in
         binds = dict(env.bindings)
         inner = items(ev, gen.iter, env)
-        if isinstance(gen.target, cst.Name):
-            binds[gen.target.value] = _pick(inner)
+        for target in _target_names(gen.target):
+            binds[target] = _pick(inner)
         elt = ev.text(node.elt, replace(env, bindings=binds))
         elt = mark(elt, repeated=True)
         if ev.is_set(gen.iter, env):
@@ -396,8 +396,12 @@ def items(ev: Evaluator, node: cst.BaseExpression, env: Env) -> list[list[Segmen
                 ]
                 for item in got
             ]
-        if last in ("list", "tuple", "reversed") and node.args:
+        if last in ("list", "tuple", "reversed", "enumerate") and node.args:
             return items(ev, node.args[0].value, env)
+        if last == "zip" and node.args:
+            return [seg for a in node.args for seg in items(ev, a.value, env)]
+        if last == "range":
+            return [[static("", loc)]]
         if isinstance(node.func, cst.Attribute) and last in ("values", "keys", "items"):
             base = ev.text(node.func.value, env)
             return [mark(base, repeated=True)]
@@ -405,6 +409,15 @@ def items(ev: Evaluator, node: cst.BaseExpression, env: Env) -> list[list[Segmen
     if ev.is_set(node, env):
         return [_unordered(ev, node, env, segs)]
     return [mark(segs, repeated=True)] if not is_static(segs) else [segs]
+
+
+def _target_names(target: cst.BaseExpression) -> list[str]:
+    """Names bound by a ``for`` target: ``x``, ``(i, x)``, ``[k, v]``."""
+    if isinstance(target, cst.Name):
+        return [target.value]
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return [n for el in target.elements for n in _target_names(el.value)]
+    return []
 
 
 def node_name(node: cst.CSTNode) -> str:

@@ -36,14 +36,19 @@ class ProjectContext:
         """
         if self._refs is None:
             refs: dict[str, set[str]] = {}
+            verdict: dict[str, bool] = {}
             for path in _python_files(self.root):
                 try:
                     text = path.read_text("utf-8", errors="replace")
                 except OSError:
                     continue
+                resolved = str(path.resolve())
                 for ident in set(_IDENT.findall(text)):
-                    if wanted(ident):
-                        refs.setdefault(ident, set()).add(str(path.resolve()))
+                    ok = verdict.get(ident)
+                    if ok is None:
+                        ok = verdict[ident] = wanted(ident)
+                    if ok:
+                        refs.setdefault(ident, set()).add(resolved)
             self._refs = refs
         return self._refs.get(name, set())
 
