@@ -350,13 +350,14 @@ def main() -> None:
         scratch = Path(tmp)
         if not args.skip_stdlib:
             root, files = stdlib_files(args.stdlib_every)
-            if args.stdlib_every > 1:  # lint exactly the sampled files: copy them into a tree
-                copy = scratch / "stdlib"
-                for f in files:
-                    dest = copy / f.relative_to(root)
-                    dest.parent.mkdir(parents=True, exist_ok=True)
-                    shutil.copyfile(f, dest)
-                root, files = copy, [copy / f.relative_to(root) for f in files]
+            # Lint a copy: exactly the sampled files, outside any git checkout whose .gitignore
+            # would hide them (pyenv's own repository ignores its versions/ folder).
+            copy = scratch / "stdlib"
+            for f in files:
+                dest = copy / f.relative_to(root)
+                dest.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(f, dest)
+            root, files = copy, [copy / f.relative_to(root) for f in files]
             rows += measure("stdlib", root, files, scratch, (1, 2))
         tree = scratch / "prompt-heavy"
         files = make_prompt_tree(tree, args.files)

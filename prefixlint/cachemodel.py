@@ -72,6 +72,9 @@ class CacheModel:
         self.ttls = {"5m": base, **(ttls or {})}
         self._nodes: dict[bytes, _Node] = {}
         self._children: dict[bytes, list[bytes]] = {}
+        # The last prefix-mode record, whose refreshed expiry is not yet written to its nodes: a
+        # conversation that extends it then costs only its new pieces (see ``_flush``).
+        self._pending: tuple[tuple[Piece, ...], float] | None = None
 
     @classmethod
     def for_provider(cls, provider: str, model: str | None = None, **kw: object) -> CacheModel:
@@ -101,12 +104,47 @@ class CacheModel:
             return self._predict_breakpoints(pieces, now)
         return self._predict_prefix(pieces, now)
 
+    def _extends_pending(self, pieces: Sequence[Piece]) -> float | None:
+        """The pending expiry when ``pieces`` start with the pending record's pieces, else None.
+
+        Chained hashes: equal chains at its last position mean the whole prefix is the same.
+        """
+        pend = self._pending
+        if pend is None:
+            return None
+        recorded, expires = pend
+        m = len(recorded)
+        if len(pieces) >= m and pieces[m - 1].chain == recorded[m - 1].chain:
+            return expires
+        return None
+
+    def _flush(self) -> None:
+        """Write the pending record's expiry to its nodes (before anything else reads or changes them)."""
+        pend = self._pending
+        if pend is None:
+            return
+        self._pending = None
+        recorded, expires = pend
+        nodes = self._nodes
+        for p in recorded:
+            node = nodes.get(p.chain)
+            if node is not None:
+                node.expires = expires
+
     def _predict_prefix(self, pieces: Sequence[Piece], now: float) -> Prediction:
         prompt = pieces[-1].end
         shared = 0
         expired = False
         k = 0
-        for p in pieces:
+        pending = self._extends_pending(pieces)
+        if pending is None:
+            self._flush()
+        elif pending < now:  # every node of the pending prefix expires together
+            expired = True
+        else:  # no other write since: the pending prefix is cached and alive
+            k = len(self._pending[0])  # type: ignore[index]
+            shared = pieces[k - 1].end
+        for p in pieces[k:] if not expired else ():
             node = self._nodes.get(p.chain)
             if node is None:
                 break
@@ -178,6 +216,13 @@ class CacheModel:
         """Remember what ``pieces`` write to (and refresh in) the cache at ``now``."""
         if not pieces or not self.rules.supports_caching:
             return
+        start = 0
+        if self._extends_pending(pieces) is not None and len(self._nodes) <= self.max_nodes:
+            # nothing was written since the pending record: its pieces have nodes, and their
+            # expiry becomes this record's (written lazily by ``_flush``)
+            start = len(self._pending[0])  # type: ignore[index]
+        else:
+            self._flush()
         if len(self._nodes) > self.max_nodes:
             for key in list(self._nodes)[: self.max_nodes // 2]:
                 del self._nodes[key]
@@ -186,8 +231,8 @@ class CacheModel:
             self._record_breakpoints(pieces, now, ttl_seconds)
             return
         ttl = self._ttl(None, ttl_seconds)
-        parent = b""
-        for p in pieces:
+        parent = pieces[start - 1].chain if start else b""
+        for p in pieces[start:] if start else pieces:
             node = self._nodes.get(p.chain)
             if node is None:
                 self._nodes[p.chain] = _Node(p.end, now + ttl, ttl, False, p.sketch)
@@ -198,6 +243,7 @@ class CacheModel:
             else:
                 node.expires = now + ttl
             parent = p.chain
+        self._pending = (tuple(pieces), now + ttl)
 
     def _record_breakpoints(self, pieces: Sequence[Piece], now: float, ttl_seconds: float | None) -> None:
         minimum = self.rules.min_cacheable_tokens

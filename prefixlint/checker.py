@@ -101,17 +101,38 @@ def read_source(path: str) -> tuple[str | None, Finding | None]:
     return decode_source(path, data)
 
 
+def source_encoding(path: str, data: bytes) -> str:
+    """UTF-8, or the PEP 263 ``coding:`` declaration of a Python file."""
+    if not path.endswith(PYTHON_SUFFIXES) or b"coding" not in data[:400]:
+        return "utf-8"
+    import io
+    import tokenize
+
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+    except SyntaxError:
+        return "utf-8"
+    return "utf-8" if encoding == "utf-8-sig" else encoding
+
+
 def decode_source(path: str, data: bytes) -> tuple[str | None, Finding | None]:
-    """Decode file bytes as UTF-8 without newline translation (fix offsets index this text)."""
+    """Decode file bytes (UTF-8 or the declared encoding) without newline translation.
+
+    Fix offsets index this text, and the fixer writes it back with the same encoding.
+    """
     if b"\x00" in data[:8192]:
         return None, error_finding(path, "Binary file (contains NUL bytes); not analysed")
+    encoding = source_encoding(path, data)
     try:
-        return data.decode("utf-8"), None
+        return data.decode(encoding), None
+    except LookupError:
+        return None, error_finding(path, f"Unknown source encoding {encoding!r}")
     except UnicodeDecodeError as exc:
         line = data[: exc.start].count(b"\n") + 1
         col = exc.start - (data.rfind(b"\n", 0, exc.start) + 1)
+        name = "UTF-8" if encoding == "utf-8" else encoding
         return None, error_finding(
-            path, f"File is not valid UTF-8 ({exc.reason} at byte {exc.start})", line, col
+            path, f"File is not valid {name} ({exc.reason} at byte {exc.start})", line, col
         )
 
 

@@ -171,7 +171,7 @@ def fix_files(
         if write and outcome.changed and not (overrides and path in overrides):
             try:
                 write_atomic(path, outcome.fixed)
-            except OSError as exc:
+            except (OSError, UnicodeError) as exc:
                 outcome.error = f"cannot write: {exc}"
                 outcome.fixed = outcome.original
                 outcome.applied = []
@@ -180,21 +180,31 @@ def fix_files(
 
 
 def _read(path: str) -> str | None:
+    from prefixlint.checker import decode_source
+
     try:
         with open(path, "rb") as fh:
-            return fh.read().decode("utf-8")
-    except (OSError, UnicodeDecodeError):
+            data = fh.read()
+    except OSError:
         return None
+    return decode_source(path, data)[0]
 
 
 def write_atomic(path: str, text: str) -> None:
-    """Replace ``path`` with ``text`` (UTF-8, newlines untouched), keeping its permissions."""
+    """Replace ``path`` with ``text`` (in its own encoding, newlines untouched), keeping its permissions."""
+    from prefixlint.checker import source_encoding
+
+    try:
+        with open(path, "rb") as fh:
+            encoding = source_encoding(path, fh.read(400))
+    except OSError:
+        encoding = "utf-8"
     directory = os.path.dirname(os.path.abspath(path))
     mode = os.stat(path).st_mode & 0o7777
     fd, tmp = tempfile.mkstemp(dir=directory, prefix=".prefixlint-fix.", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as fh:
-            fh.write(text.encode("utf-8"))
+            fh.write(text.encode(encoding))
         os.chmod(tmp, mode)
         os.replace(tmp, path)
     except BaseException:

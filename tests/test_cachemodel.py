@@ -98,3 +98,36 @@ def test_pieces_from_layout_dynamic_segments_never_match() -> None:
     model.observe(pieces_from_layout(Layout(segs)), 0)
     pred = model.predict(pieces_from_layout(Layout(list(segs))), 1)
     assert pred.cached == 600
+
+
+def test_growing_conversations_match_an_eagerly_refreshed_model() -> None:
+    """A conversation that extends the last recorded request costs only its new pieces (the prefix's
+    refreshed expiry is written lazily); predictions and the final state equal a model that writes
+    every expiry at once, through TTL expiry, per-call TTLs, rewritten history and eviction."""
+    import random
+
+    rng = random.Random(7)
+    cache = PieceCache(tokenizer_for("openai", "gpt-4o"))
+    for max_nodes in (12, 200_000):
+        lazy = CacheModel.for_provider("vllm", "m", max_nodes=max_nodes)
+        eager = CacheModel.for_provider("vllm", "m", max_nodes=max_nodes)
+        convs = [[{"role": "system", "content": f"system {c} " + WORDS[: rng.randint(40, 400)]}]
+                 for c in range(3)]
+        now = 0.0
+        for _ in range(150):
+            conv = rng.choice(convs)
+            if rng.random() < 0.7 or len(conv) < 3:
+                conv.append({"role": "user", "content": WORDS[rng.randint(0, 500):][: rng.randint(4, 80)]})
+            else:
+                conv[rng.randrange(1, len(conv))] = {"role": "user", "content": f"rewritten {rng.random()}"}
+            pieces = pieces_from_request({"messages": conv}, "chat", cache)
+            now += rng.choice([0.0, 1.0, 50.0, 400.0])
+            assert lazy.predict(pieces, now) == eager.predict(pieces, now)
+            ttl = rng.choice([None, None, 30.0])
+            lazy.record(pieces, now, ttl)
+            eager.record(pieces, now, ttl)
+            eager._flush()  # the eager model keeps nothing pending
+        lazy._flush()
+        state = {k: (n.end, n.expires, n.sketch) for k, n in lazy._nodes.items()}
+        assert state == {k: (n.end, n.expires, n.sketch) for k, n in eager._nodes.items()}
+        assert lazy._children == eager._children

@@ -141,3 +141,14 @@ def test_cli_fix_sort_keys_end_to_end(tmp_path: Path) -> None:
     libcst.parse_module(fixed)
     code, _, _ = invoke(["check", "--no-cache", "--fix", "app.py"], tmp_path)
     assert code == 0 and path.read_text() == fixed
+
+
+def test_declared_source_encoding_is_read_and_kept(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    use_analyzers(monkeypatch)
+    path = tmp_path / "latin.py"
+    path.write_bytes(b"# -*- coding: latin-1 -*-\nname = 'caf\xe9'  # prefixlint: ignore[PFX001]\n")
+    code, out, _ = invoke(["check", "--no-cache", "--output-format", "concise", "latin.py"], tmp_path)
+    assert code == 1 and "PFX900" in out and "not valid" not in out
+    code, _, _ = invoke(["check", "--no-cache", "--fix", "latin.py"], tmp_path)
+    assert code == 0
+    assert path.read_bytes() == b"# -*- coding: latin-1 -*-\nname = 'caf\xe9'\n"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import MISSING, asdict, dataclass, field, fields
 from enum import Enum
 from typing import Any
@@ -128,11 +129,20 @@ def judge(
     route_limit: int | None,
     tokens_exact: bool,
     minimum: int,
+    regrid: Callable[[int, int], int] | None = None,
 ) -> tuple[Verdict, tuple[str, ...], int, int]:
-    """(verdict, likely causes, predicted, upper) with predictions scaled to the provider's tokens."""
+    """(verdict, likely causes, predicted, upper) with predictions scaled to the provider's tokens.
+
+    ``regrid(shared, prompt)`` (the provider's minimum, increments or blocks): the shared prefix is
+    scaled first and the provider's rule applied to it in its own tokens, so a prediction lands on the
+    provider's grid (a block-granular engine reports multiples of its block size).
+    """
     ratio = (reported_prompt / local_prompt) if reported_prompt and local_prompt else 1.0
     exp = round(predicted * ratio)
     up = round(upper * ratio)
+    if regrid is not None and predicted > 0 and reported_prompt:
+        exp = regrid(round(shared * ratio), reported_prompt)
+        up = max(up, exp)
     if reported_cached is None:
         return Verdict.UNVERIFIED, ("no usage reported",), exp, up
     tol = max(tolerance_tokens, round(0.03 * (reported_prompt or local_prompt)))

@@ -6,6 +6,7 @@ import threading
 from collections import Counter, deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from prefixlint.sdk.report import CacheReport
 
@@ -41,7 +42,7 @@ class Stats:
         self.window = window
         self.on_low = on_low
         self._lock = threading.Lock()
-        self._verdicts: Counter[str] = Counter()
+        self._verdicts: Counter[Any] = Counter()  # by Verdict (its .value is a Python-level property)
         self._requests = self._verified = self._prompt = self._cached = self._saved = 0
         self._usd = 0.0
         self._rolling: dict[tuple[str, str], deque[tuple[int, int]]] = {}
@@ -52,7 +53,7 @@ class Stats:
         alarms: list[tuple[str, str, float]] = []
         with self._lock:
             self._requests += 1
-            self._verdicts[report.verdict.value] += 1
+            self._verdicts[report.verdict] += 1
             if report.reported_cached is None or not report.prompt_tokens:
                 return alarms
             self._verified += 1
@@ -78,4 +79,4 @@ class Stats:
     def snapshot(self) -> StatsSnapshot:
         with self._lock:
             return StatsSnapshot(self._requests, self._verified, self._prompt, self._cached, self._saved,
-                                 self._usd, dict(self._verdicts))
+                                 self._usd, {getattr(v, "value", v): n for v, n in self._verdicts.items()})

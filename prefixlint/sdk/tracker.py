@@ -7,7 +7,7 @@ import time
 from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass
-from operator import attrgetter
+from operator import attrgetter, is_
 
 from prefixlint.analysis.payloads.pieces import SKETCH_BLOCK, Piece, common_blocks
 from prefixlint.cachemodel import CacheModel, Prediction
@@ -24,6 +24,7 @@ _STABLE = attrgetter("stable")
 @dataclass
 class _Last:
     pieces: list[Piece]
+    all_stable: bool | None = None  # None: not computed yet
 
 
 class PrefixTracker:
@@ -86,9 +87,17 @@ class PrefixTracker:
             last = self._last.get(key)
             if len(self._last) >= self.max_templates and last is None:
                 self._last.clear()
-            self._last[key] = _Last(pieces)
+            self._last[key] = cur = _Last(pieces)
         if last is None:
             return None
+        lp = last.pieces
+        if last.all_stable is None:
+            last.all_stable = all(map(_STABLE, lp))
+        if len(pieces) >= len(lp) and all(map(is_, pieces, lp)):
+            # the same piece objects plus new ones (a conversation that grew): only the new ones cost
+            cur.all_stable = last.all_stable and all(map(_STABLE, pieces[len(lp):]))
+            if last.all_stable:
+                return None
         # Chained hashes: when the last stable piece of the previous request has the same chain as the
         # piece at its position here, every piece before it matches too (no walk over the history).
         stable = list(map(_STABLE, last.pieces))

@@ -42,6 +42,8 @@ def _is_model(obj: Any) -> bool:
     t = type(obj)
     hit = _MODEL_TYPES.get(t)
     if hit is None:
+        if len(_MODEL_TYPES) > 1000:
+            _MODEL_TYPES.clear()
         hit = _MODEL_TYPES[t] = _Model is not None and isinstance(obj, _Model)
     return hit
 
@@ -62,34 +64,38 @@ def _attr(obj: Any, name: str) -> Any:
     return getattr(obj, name, _MISSING)
 
 
-def _get(obj: Any, parts: tuple[str, ...]) -> Any:
-    cur = obj
-    for part in parts:
-        if cur is None:
-            return _MISSING
-        cur = cur.get(part, _MISSING) if isinstance(cur, dict) else _attr(cur, part)
-        if cur is _MISSING:
-            return _MISSING
-    return cur
-
-
-def _split(paths: tuple[str, ...]) -> tuple[tuple[str, ...], ...]:
-    hit = _SPLIT.get(paths)
-    if hit is None:
-        hit = _SPLIT[paths] = tuple(tuple(p.split(".")) for p in paths)
-    return hit
-
-
 def _first(obj: Any, paths: tuple[str, ...]) -> int | None:
-    for parts in _split(paths):
-        val = _get(obj, parts)
-        if isinstance(val, (int, float)) and not isinstance(val, bool):
-            return int(val)
+    """The first of the dotted ``paths`` that holds a number in ``obj`` (dicts and objects)."""
+    if not paths:
+        return None
+    split = _SPLIT.get(paths)
+    if split is None:
+        split = _SPLIT[paths] = tuple(tuple(p.split(".")) for p in paths)
+    for parts in split:
+        cur = obj
+        for part in parts:
+            if cur is None:
+                cur = _MISSING
+                break
+            if isinstance(cur, dict):
+                cur = cur.get(part, _MISSING)
+            elif _MODEL_TYPES.get(type(cur)) and part in cur.__dict__:  # a set pydantic field
+                cur = cur.__dict__[part]
+            else:
+                cur = _attr(cur, part)
+            if cur is _MISSING:
+                break
+        if isinstance(cur, (int, float)) and not isinstance(cur, bool):
+            return int(cur)
     return None
 
 
-def normalize_usage(usage: Any, spec: ProviderSpec) -> NormalizedUsage | None:
-    """The usage object or dict of one response, normalised; None when there is no usage."""
+def normalize_usage(usage: Any, spec: ProviderSpec, api: str | None = None) -> NormalizedUsage | None:
+    """The usage object or dict of one response, normalised; None when there is no usage.
+
+    ``api="messages"``: the response has Anthropic's shape, whose ``input_tokens`` never include cache
+    reads and writes, whichever server sent it (the reference engine's ``/v1/messages`` too).
+    """
     if usage is None:
         return None
     f = spec.usage
@@ -97,12 +103,12 @@ def normalize_usage(usage: Any, spec: ProviderSpec) -> NormalizedUsage | None:
     if total is None:
         return None
     cached = _first(usage, f.cached)
-    write = (_first(usage, f.cache_write) or 0) if f.cache_write else 0
-    w5 = (_first(usage, f.cache_write_5m) or 0) if f.cache_write_5m else 0
-    w1 = (_first(usage, f.cache_write_1h) or 0) if f.cache_write_1h else 0
-    miss = _first(usage, f.cache_miss) if f.cache_miss else None
+    write = _first(usage, f.cache_write) or 0
+    w5 = _first(usage, f.cache_write_5m) or 0
+    w1 = _first(usage, f.cache_write_1h) or 0
+    miss = _first(usage, f.cache_miss)
     if cached is None and (f.cached_omitted_when_zero or miss is not None or (f.cache_write and write)):
         cached = 0
-    if not f.prompt_includes_cached:
+    if not f.prompt_includes_cached or api == "messages":
         total += (cached or 0) + write
     return NormalizedUsage(total, cached, write, w5, w1, miss)

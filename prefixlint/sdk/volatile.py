@@ -14,6 +14,7 @@ message (``"trailing_message"``). Everything before that stays byte-identical be
 from __future__ import annotations
 
 from collections.abc import Mapping
+from itertools import repeat
 from typing import Any
 
 from prefixlint.analysis.payloads.markers import VolatileText, is_volatile
@@ -34,6 +35,11 @@ def has_volatile(body: dict[str, Any], api: str) -> bool:
     if isinstance(msgs, VolatileText):
         return True
     if isinstance(msgs, list):
+        try:  # the common case, checked in C: every message is a dict whose content is a plain str
+            if set(map(type, map(dict.get, msgs, repeat("content", len(msgs))))) <= {str}:
+                return False
+        except TypeError:  # a message that is not a dict
+            pass
         for m in msgs:
             if type(m) is dict:
                 c = m.get("content")

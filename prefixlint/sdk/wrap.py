@@ -99,8 +99,7 @@ def _call_site() -> str:
     return "unknown"
 
 
-def _omitted(v: Any) -> bool:
-    return type(v).__name__ in ("NotGiven", "Omit")
+_OMITTED = ("NotGiven", "Omit")  # the SDKs' sentinels for "not given"
 
 
 @dataclass(slots=True)
@@ -198,6 +197,7 @@ class _State:
         self._tenant_hashes: dict[str, str] = {}
         self._keys: dict[tuple[str, str], str] = {}  # (tenant, prefix hash) -> prompt_cache_key
         self._salts: dict[str, str] = {}  # tenant -> cache_salt
+        self._per_model: dict[Any, tuple[ModelCacheRules, Any, PieceCache]] = {}  # rules, tokenizer, cache
         # per-request decisions that depend only on the options and the provider
         knobs = self.spec.request_knobs
         self._canonical = bool(opts.sort_keys or opts.sort_tools or opts.normalize_newlines
@@ -232,11 +232,13 @@ class _State:
     def _prepare(self, api: str, kwargs: dict[str, Any], call_kw: dict[str, Any], who: str | None,
                  t0: float) -> tuple[dict[str, Any], _Call | None]:
         opts = self.opts
-        body = {k: v for k, v in kwargs.items() if k not in _TRANSPORT and not _omitted(v)}
+        body = {k: v for k, v in kwargs.items() if k not in _TRANSPORT and type(v).__name__ not in _OMITTED}
         base_api = "messages" if api == "messages.stream" else api
         model = body.get("model")
-        rules = self.spec.rules_for(model)
-        tok, cache = self.cache_for(model)
+        per_model = self._per_model.get(model)
+        if per_model is None:
+            per_model = self._per_model[model] = (self.spec.rules_for(model), *self.cache_for(model))
+        rules, tok, cache = per_model
         changes: list[str] = []
         new = body
         if self._canonical:
@@ -330,7 +332,10 @@ class _State:
             helper=api == "messages.stream", body=sent, cache=cache, conversation=conversation,
             now=self.clock(), mono=time.monotonic(),
         )
-        self._run(self._account_send, call)
+        if self.worker is None:
+            self._account_send(call)
+        else:
+            self.worker.submit(self._account_send, call)
         call.overhead_ms = (time.perf_counter() - t0) * 1000
         return out, call
 
@@ -352,16 +357,13 @@ class _State:
         except Exception:
             log.exception("prefixlint: could not account for the request")
 
-    def _run(self, fn: Callable[..., None], *args: Any) -> None:
-        if self.worker is not None:
-            self.worker.submit(fn, *args)
-        else:
-            fn(*args)
-
     # -- after the request ----------------------------------------------------------------------
     def commit(self, call: _Call) -> None:
         """The response began: what the request wrote is now in the cache."""
-        self._run(self._commit, call)
+        if self.worker is None:
+            self._commit(call)
+        else:
+            self.worker.submit(self._commit, call)
 
     def _commit(self, call: _Call) -> None:
         try:
@@ -372,7 +374,10 @@ class _State:
 
     def finish(self, call: _Call, usage: Any) -> None:
         """Build, count and deliver the report (in the background when asked); never raises."""
-        self._run(self._finish, call, usage)
+        if self.worker is None:
+            self._finish(call, usage)
+        else:
+            self.worker.submit(self._finish, call, usage)
 
     def _finish(self, call: _Call, usage: Any) -> None:
         try:
@@ -383,7 +388,7 @@ class _State:
         self.emit(report)
 
     def _report(self, call: _Call, usage: Any) -> CacheReport:
-        u = normalize_usage(usage, self.spec)
+        u = normalize_usage(usage, self.spec, call.api)
         pred = call.prediction
         local = call.pieces[-1].end if call.pieces else 0
         rules = call.rules
@@ -394,6 +399,7 @@ class _State:
             tolerance_tokens=gran, expired=pred.expired, below_minimum=pred.below_minimum, shared=pred.shared,
             drift=call.drift, route_rpm=call.route_rpm, route_limit=self.spec.routing_rpm,
             tokens_exact=call.tokens_exact, minimum=rules.min_cacheable_tokens,
+            regrid=rules.cacheable if rules.granularity in ("increment", "block") else None,
         )
         cached = (u.cached or 0) if u else 0
         price = rules.price
@@ -407,18 +413,18 @@ class _State:
                 usd -= w1 * (price.cache_write_1h - price.input) / 1e6
             elif rules.cache_write_multiplier:
                 usd -= u.cache_write * (rules.cache_write_multiplier - 1) * price.input / 1e6
-        return make_report(dict(
-            provider=call.provider, model=call.model, api=call.api, verdict=verdict, predicted_cached=exp,
-            reported_cached=u.cached if u else None, prompt_tokens=u.prompt_tokens if u else None,
-            local_prompt_tokens=local, upper_bound=up,
-            cache_write=u.cache_write if u else 0, cache_write_5m=u.cache_write_5m if u else 0,
-            cache_write_1h=u.cache_write_1h if u else 0, causes=causes, divergence=call.drift,
-            tokens_saved=cached, usd_saved=usd, tenant_hash=call.tenant_hash, template=call.template,
-            prefix_hash=call.prefix_hash, cache_key=call.key, salted=call.salted,
-            breakpoints=call.breakpoints, stream=call.stream, dry_run=call.dry_run, changes=call.changes,
-            tokens_exact=call.tokens_exact,
-            overhead_ms=call.overhead_ms,
-        ))
+        return make_report({
+            "provider": call.provider, "model": call.model, "api": call.api, "verdict": verdict,
+            "predicted_cached": exp, "reported_cached": u.cached if u else None,
+            "prompt_tokens": u.prompt_tokens if u else None, "local_prompt_tokens": local, "upper_bound": up,
+            "cache_write": u.cache_write if u else 0, "cache_write_5m": u.cache_write_5m if u else 0,
+            "cache_write_1h": u.cache_write_1h if u else 0, "causes": causes, "divergence": call.drift,
+            "tokens_saved": cached, "usd_saved": usd, "tenant_hash": call.tenant_hash,
+            "template": call.template, "prefix_hash": call.prefix_hash, "cache_key": call.key,
+            "salted": call.salted, "breakpoints": call.breakpoints, "stream": call.stream,
+            "dry_run": call.dry_run, "changes": call.changes, "tokens_exact": call.tokens_exact,
+            "overhead_ms": call.overhead_ms,
+        })
 
     def emit(self, report: CacheReport) -> None:
         opts = self.opts

@@ -73,6 +73,15 @@ def _rust_encoder(name: str) -> Callable[[str], list[int]] | None:
         return None
 
 
+def _agreeing_rust_encoder(tokenizer: Tokenizer) -> Callable[[str], list[int]] | None:
+    """bpe-openai's Rust encoder for ``tokenizer``'s encoding when it agrees on the probe text."""
+    name = getattr(tokenizer._encoding, "name", None)
+    rust = _rust_encoder(name) if name in ("cl100k_base", "o200k_base") else None
+    if rust is None or rust(_PROBE) != tokenizer.encode(_PROBE):
+        return None
+    return rust
+
+
 def fast_encoder(tokenizer: Tokenizer) -> Callable[[str], list[int]]:
     """``tokenizer.encode`` or an equivalent that is about twice as fast.
 
@@ -80,11 +89,9 @@ def fast_encoder(tokenizer: Tokenizer) -> Callable[[str], list[int]]:
     ids as tiktoken at about half the cost; it is used only when it agrees with ``tokenizer`` on a
     probe text. Text it cannot take (lone surrogates) goes to ``tokenizer.encode``.
     """
-    enc = tokenizer._encoding
-    name = getattr(enc, "name", None)
-    rust = _rust_encoder(name) if name in ("cl100k_base", "o200k_base") else None
+    rust = _agreeing_rust_encoder(tokenizer)
     slow = tokenizer.encode
-    if rust is None or rust(_PROBE) != slow(_PROBE):
+    if rust is None:
         return slow
 
     def encode(text: str) -> list[int]:
@@ -106,6 +113,7 @@ class PieceCache:
     def __init__(self, tokenizer: Tokenizer, max_entries: int = 50_000) -> None:
         self.tokenizer = tokenizer
         self._encode = fast_encoder(tokenizer)
+        self._rust = _agreeing_rust_encoder(tokenizer)  # called directly on the hot path
         self.max_entries = max_entries
         self._entries: dict[tuple[str, str | None, str], _Entry] = {}
         self._chains: dict[tuple[bytes, bytes], bytes] = {}
@@ -123,11 +131,23 @@ class PieceCache:
         self.misses += 1
         if len(self._entries) >= self.max_entries:
             self._entries.clear()
-        ids = self._encode(text) if text else []
-        h = blake2b(digest_size=16)
-        h.update(f"{section}\x00{role or ''}\x00".encode())
-        h.update(text.encode("utf-8", "surrogatepass"))
-        entry = _Entry(len(ids), h.digest(), self._sketch(text, ids))
+        if not text:
+            ids = []
+        elif self._rust is not None:
+            try:
+                ids = self._rust(text)
+            except ValueError:  # lone surrogates: tiktoken's path
+                ids = self.tokenizer.encode(text)
+        else:
+            ids = self._encode(text)
+        # the same bytes as hashing the header and then the text
+        digest = blake2b(f"{section}\x00{role or ''}\x00{text}".encode("utf-8", "surrogatepass"),
+                         digest_size=16).digest()
+        if self._estimate:
+            sketch = self._sketch(text, ids)
+        else:  # one hash per full block of SKETCH_BLOCK ids (tuples of ids, all in C)
+            sketch = tuple(map(hash, zip(*[iter(ids)] * SKETCH_BLOCK, strict=False)))
+        entry = _Entry(len(ids), digest, sketch)
         self._entries[key] = entry
         return entry
 
@@ -263,6 +283,7 @@ class _Snapshot:
 
 
 _MISSING = object()
+_HEAD_MISSING = (_MISSING,) * len(_HEAD_KEYS)
 
 
 def _content(m: Any) -> Any:
@@ -290,7 +311,7 @@ def _reusable(
     snap = cache._snapshots.get(id(msgs[0]))
     if snap is None or snap.keep_text != keep_text or snap.msgs[0] is not msgs[0]:
         return None, 0
-    if any(body.get(k, _MISSING) is not h for k, h in zip(_HEAD_KEYS, snap.head, strict=True)):
+    if not all(map(is_, map(body.get, _HEAD_KEYS, _HEAD_MISSING), snap.head)):  # tools, system, ...
         return None, 0
     n = min(len(msgs), len(snap.msgs))
     if _same_prefix(msgs, snap, n):  # the common case, checked without a Python loop
@@ -337,18 +358,29 @@ def pieces_from_request(
         if out:
             prev, end = out[-1].chain, out[-1].end
         last_msg = reuse - 1
-        raws = (raw for i in range(reuse, len(msgs)) for raw in _message_pieces(msgs[i], f"{key}[{i}]", i))
+        new_raws: list[_Raw] = []
+        for i in range(reuse, len(msgs)):
+            m = msgs[i]
+            c = m.get("content") if type(m) is dict else None
+            if type(c) is str and not m.get("tool_calls"):  # one plain text piece (what _message_pieces gives)
+                role = m.get("role") or m.get("type")
+                section = Section.SYSTEM if role in ("system", "developer") else Section.MESSAGES
+                new_raws.append((f"{key}[{i}].content", section, role, c, True, None, i))
+            else:
+                new_raws.extend(_message_pieces(m, f"{key}[{i}]", i))
+        raws = new_raws
     else:
         raws = _raw_pieces(body, api)
-    entry, chain = cache.entry, cache.chain
+    entry, chains = cache.entry, cache._chains
     for path, section, role, text, stable, ttl, mi in raws:
-        e = entry(section.value, role, text)
+        e = entry(section._value_, role, text)
         tokens = e.tokens
         if mi is not None and mi != last_msg:
             tokens += MESSAGE_OVERHEAD
             last_msg = mi
             starts.append(len(out))
-        prev = chain(prev, e.digest)
+        link = chains.get((prev, e.digest))  # cache.chain, inline
+        prev = link if link is not None else cache.chain(prev, e.digest)
         end += tokens
         out.append(
             Piece(path, section, role, tokens, e.digest, prev, end, e.sketch, stable, ttl, mi,
@@ -359,23 +391,26 @@ def pieces_from_request(
             cache._snapshots.clear()
         if snap is not None and reuse:  # extend the reused part instead of walking every message
             contents = snap.contents[:reuse]
-            contents.extend(map(_content, msgs[reuse:]))
-            lists = [il for il in snap.lists if il[0] < reuse]
+            lists = [il for il in snap.lists if il[0] < reuse] if snap.lists else []
             plain = snap.plain
             first = reuse
         else:
-            contents = list(map(_content, msgs))
+            contents = []
             lists = []
             plain = True
             first = 0
         for i in range(first, len(msgs)):
-            c = contents[i]
-            if isinstance(c, list):
-                lists.append((i, len(c)))
-            if plain and not isinstance(msgs[i], dict):
+            m = msgs[i]
+            if isinstance(m, dict):
+                c = m.get("content")
+                if isinstance(c, list):
+                    lists.append((i, len(c)))
+            else:
+                c = None
                 plain = False
+            contents.append(c)
         cache._snapshots[id(msgs[0])] = _Snapshot(
-            tuple(body.get(k, _MISSING) for k in _HEAD_KEYS), list(msgs), contents, lists, plain, starts, out,
+            tuple(map(body.get, _HEAD_KEYS, _HEAD_MISSING)), list(msgs), contents, lists, plain, starts, out,
             keep_text)
         out = list(out)
     top = body.get("cache_control") if api == "messages" else None

@@ -138,10 +138,6 @@ def ops_before(ops: list[Op], pos: int) -> list[Op]:
     for i, op in enumerate(before):
         if op.kind == "assign" and not op.conditional:
             start = i
-    for i in range(len(before) - 1, start - 1, -1):
-        if before[i].kind == "assign" and before[i].conditional and i > start:
-            # a conditional reassignment: keep the unconditional base and this one as alternatives
-            break
     return before[start:]
 
 
