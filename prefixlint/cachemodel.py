@@ -70,6 +70,7 @@ class CacheModel:
         self.max_nodes = max_nodes
         base = rules.ttl_seconds
         self.ttls = {"5m": base, **(ttls or {})}
+        self.breakpoint_mode = rules.granularity in ("breakpoint", "exact")
         self._nodes: dict[bytes, _Node] = {}
         self._children: dict[bytes, list[bytes]] = {}
         # The last prefix-mode record, whose refreshed expiry is not yet written to its nodes: a
@@ -82,9 +83,6 @@ class CacheModel:
         ttls = {"5m": spec.rules_for(model).ttl_seconds, **spec.extended_ttls}
         return cls(spec.rules_for(model), ttls=ttls, lookback=int(spec.raw.get("lookback_blocks", 20)), **kw)
 
-    @property
-    def breakpoint_mode(self) -> bool:
-        return self.rules.granularity in ("breakpoint", "exact")
 
     def _ttl(self, label: str | None, default: float | None = None) -> float:
         if default is not None:

@@ -102,16 +102,16 @@ def read_source(path: str) -> tuple[str | None, Finding | None]:
 
 
 def source_encoding(path: str, data: bytes) -> str:
-    """UTF-8, or the PEP 263 ``coding:`` declaration of a Python file."""
+    """UTF-8, or the PEP 263 ``coding:`` declaration of a Python file.
+
+    Raises SyntaxError for a declaration CPython rejects (unknown codec, BOM with another codec).
+    """
     if not path.endswith(PYTHON_SUFFIXES) or b"coding" not in data[:400]:
         return "utf-8"
     import io
     import tokenize
 
-    try:
-        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
-    except SyntaxError:
-        return "utf-8"
+    encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
     return "utf-8" if encoding == "utf-8-sig" else encoding
 
 
@@ -122,7 +122,10 @@ def decode_source(path: str, data: bytes) -> tuple[str | None, Finding | None]:
     """
     if b"\x00" in data[:8192]:
         return None, error_finding(path, "Binary file (contains NUL bytes); not analysed")
-    encoding = source_encoding(path, data)
+    try:
+        encoding = source_encoding(path, data)
+    except SyntaxError as exc:
+        return None, error_finding(path, f"Bad source encoding declaration: {exc}", 1, 0)
     try:
         return data.decode(encoding), None
     except LookupError:

@@ -197,7 +197,7 @@ def write_atomic(path: str, text: str) -> None:
     try:
         with open(path, "rb") as fh:
             encoding = source_encoding(path, fh.read(400))
-    except OSError:
+    except (OSError, SyntaxError):
         encoding = "utf-8"
     directory = os.path.dirname(os.path.abspath(path))
     mode = os.stat(path).st_mode & 0o7777

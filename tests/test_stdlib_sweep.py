@@ -11,6 +11,7 @@ Two passes, two workers, no cache:
 
 from __future__ import annotations
 
+import ast
 import os
 import sysconfig
 from pathlib import Path
@@ -30,8 +31,10 @@ def stdlib_files() -> list[Path]:
 
 
 def python_rejects(path: Path) -> bool:
+    """True when CPython's parser rejects the file (compile-time checks such as a misplaced
+    ``from __future__`` import are not parse errors: libcst rightly accepts those files)."""
     try:
-        compile(path.read_bytes(), str(path), "exec", dont_inherit=True)
+        ast.parse(path.read_bytes(), str(path))
     except (SyntaxError, ValueError):
         return True
     return False

@@ -103,10 +103,10 @@ def normalize_usage(usage: Any, spec: ProviderSpec, api: str | None = None) -> N
     if total is None:
         return None
     cached = _first(usage, f.cached)
-    write = _first(usage, f.cache_write) or 0
-    w5 = _first(usage, f.cache_write_5m) or 0
-    w1 = _first(usage, f.cache_write_1h) or 0
-    miss = _first(usage, f.cache_miss)
+    write = (_first(usage, f.cache_write) or 0) if f.cache_write else 0
+    w5 = (_first(usage, f.cache_write_5m) or 0) if f.cache_write_5m else 0
+    w1 = (_first(usage, f.cache_write_1h) or 0) if f.cache_write_1h else 0
+    miss = _first(usage, f.cache_miss) if f.cache_miss else None
     if cached is None and (f.cached_omitted_when_zero or miss is not None or (f.cache_write and write)):
         cached = 0
     if not f.prompt_includes_cached or api == "messages":

@@ -362,7 +362,7 @@ def pieces_from_request(
         for i in range(reuse, len(msgs)):
             m = msgs[i]
             c = m.get("content") if type(m) is dict else None
-            if type(c) is str and not m.get("tool_calls"):  # one plain text piece (what _message_pieces gives)
+            if type(c) is str and not m.get("tool_calls"):  # one text piece, as _message_pieces gives
                 role = m.get("role") or m.get("type")
                 section = Section.SYSTEM if role in ("system", "developer") else Section.MESSAGES
                 new_raws.append((f"{key}[{i}].content", section, role, c, True, None, i))
