@@ -7,7 +7,9 @@ Layout on disk, like ``.ruff_cache``::
     <cache-dir>/<version>/<settings fingerprint>/results.json
 
 One JSON file per settings fingerprint keeps a warm run to a single read. It is written atomically
-(temporary file + rename). Entries for files not seen for 30 days are dropped on write.
+(temporary file + rename). Entries for files not seen for 30 days are dropped on write. The file also
+records :func:`code_fingerprint` (prefixlint's own source files), so a developer who edits a rule
+never gets results computed by the old code: a mismatch discards every entry.
 """
 
 from __future__ import annotations
@@ -33,6 +35,33 @@ CACHEDIR_TAG = (
     "# For information about cache directory tags see https://bford.info/cachedir/\n"
 )
 _MAX_AGE_S = 30 * 24 * 3600
+_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
+_CODE_FINGERPRINT: list[str] = []
+
+
+def code_fingerprint() -> str:
+    """Hash of the sorted ``(path, size, mtime_ns)`` of prefixlint's own files, once per process.
+
+    Covers every file of the installed package (``.py`` and data files, not ``__pycache__``): about
+    130 ``stat`` calls, well under a millisecond, so it stays cheap on the warm path.
+    """
+    if not _CODE_FINGERPRINT:
+        rows = []
+        for dirpath, dirnames, filenames in os.walk(_PACKAGE_DIR):
+            dirnames[:] = [d for d in dirnames if d != "__pycache__" and not d.startswith(".")]
+            for name in filenames:
+                if name.endswith((".pyc", ".pyo")):
+                    continue
+                full = os.path.join(dirpath, name)
+                try:
+                    st = os.stat(full)
+                except OSError:
+                    continue
+                rows.append(f"{os.path.relpath(full, _PACKAGE_DIR)}\0{st.st_size}\0{st.st_mtime_ns}")
+        rows.sort()
+        digest = hashlib.blake2b("\n".join(rows).encode(), digest_size=8).hexdigest()
+        _CODE_FINGERPRINT.append(f"{__version__}+{digest}")
+    return _CODE_FINGERPRINT[0]
 
 
 # --- serialization ------------------------------------------------------------------------------
@@ -159,7 +188,11 @@ class LintCache:
         try:
             with open(directory / "results.json", encoding="utf-8") as fh:
                 data = json.load(fh)
-            if isinstance(data, dict) and data.get("version") == __version__:
+            if (
+                isinstance(data, dict)
+                and data.get("version") == __version__
+                and data.get("code") == code_fingerprint()
+            ):
                 cache.entries = data.get("files", {})
         except (OSError, ValueError):
             pass
@@ -223,7 +256,11 @@ class LintCache:
                 ignore.write_text("# Automatically created by prefixlint.\n*\n", encoding="utf-8")
             fd, tmp = tempfile.mkstemp(dir=self.directory, prefix=".results.", suffix=".tmp")
             with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                json.dump({"version": __version__, "files": self.entries}, fh, separators=(",", ":"))
+                json.dump(
+                    {"version": __version__, "code": code_fingerprint(), "files": self.entries},
+                    fh,
+                    separators=(",", ":"),
+                )
             os.replace(tmp, self.directory / "results.json")
         except OSError:
             # A read-only checkout must still lint; the cache is only an optimisation.

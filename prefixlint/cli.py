@@ -45,9 +45,9 @@ def _codes(values: list[str] | None) -> list[str] | None:
 
 
 def _check_selectors(selectors: list[str], where: str) -> None:
-    from prefixlint.rules.base import all_rules
+    from prefixlint.rulecodes import rule_codes
 
-    codes = [r.code for r in all_rules()]
+    codes = rule_codes()
     for s in selectors:
         if s != "ALL" and not any(c.startswith(s) for c in codes):
             raise fail(f"{where}: unknown rule selector {s!r} (see `prefixlint rules`)")
@@ -238,8 +238,13 @@ def _check_paths(
     def lint() -> Any:
         return finalize(targets, check_targets(targets, options), changed)
 
+    by_path: dict[str, Settings] = {}
+
     def settings_for(path: str) -> Settings:
-        return resolver.for_path(Path(path))
+        hit = by_path.get(path)
+        if hit is None:
+            hit = by_path[path] = resolver.for_path(Path(path))
+        return hit
 
     run = lint()
     if add_ignore:

@@ -556,7 +556,7 @@ def finalize(
 
     ``texts`` gives the source of files that are not on disk (standard input).
     """
-    from prefixlint.rules.base import all_rules, iter_selected
+    from prefixlint.rulecodes import rule_codes, selected_codes
 
     run = RunResult(findings=[], results=results, targets=list(targets))
     raw: list[Finding] = []
@@ -582,14 +582,14 @@ def finalize(
     applied = apply_suppressions(raw, tables)
     findings = applied.kept
     run.suppressed = len(applied.suppressed)
-    known = [r.code for r in all_rules()]
+    known = rule_codes()
     for t in targets:
         table = tables.get(t.path)
         if table is None or not table.directives:
             continue
         from prefixlint.checker import path_ignores
 
-        enabled = [r.code for r in iter_selected(t.settings, path_ignores(t.path, t.settings))]
+        enabled = selected_codes(t.settings, path_ignores(t.path, t.settings))
         if UNUSED_CODE not in enabled:
             continue
         text = texts[t.path] if texts and t.path in texts else read_source(t.path)[0]

@@ -117,6 +117,10 @@ def test_completions_with_token_ids_and_stop(server: tuple[str, LLMEngine]) -> N
         client.completions.create(model="tiny", prompt="x", max_tokens=1, n=2)
     with pytest.raises(openai.BadRequestError, match="logprobs"):
         client.completions.create(model="tiny", prompt="x", max_tokens=1, logprobs=2)
+    # A stop string aborts the sequence; the abort is applied by the engine's next step.
+    deadline = time.monotonic() + 5.0
+    while eng.stats()["running"] and time.monotonic() < deadline:
+        time.sleep(0.01)
     assert eng.stats()["running"] == 0
 
 

@@ -71,7 +71,9 @@ class Catalog:
         last = name.rsplit(".", 1)[-1].lower()
         return any(fnmatch.fnmatchcase(last, p) for p in self.prompt_name_patterns)
 
-    def extended(self, extra_calls: dict[DynamicKind, list[str]], extra_names: list[tuple[str, DynamicKind]]) -> Catalog:
+    def extended(
+        self, extra_calls: dict[DynamicKind, list[str]], extra_names: list[tuple[str, DynamicKind]]
+    ) -> Catalog:
         """A copy with project or plugin entries added."""
         calls = {k: list(v) for k, v in self.calls.items()}
         for kind, pats in extra_calls.items():

@@ -73,7 +73,8 @@ class Rule:
         if not CODE_RE.match(cls.code):
             raise ValueError(f"{cls.__name__}: rule code {cls.code!r} must look like PFX123")
         if cls.code in _REGISTRY and _REGISTRY[cls.code] is not cls:
-            raise ValueError(f"duplicate rule code {cls.code}: {cls.__name__} and {_REGISTRY[cls.code].__name__}")
+            other = _REGISTRY[cls.code].__name__
+            raise ValueError(f"duplicate rule code {cls.code}: {cls.__name__} and {other}")
         _REGISTRY[cls.code] = cls
 
     @classmethod

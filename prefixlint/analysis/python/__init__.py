@@ -101,7 +101,7 @@ def _decorated(ev: Evaluator, mod: ModuleInfo, settings: Settings) -> list[Layou
             name = dotted_name(node)
             if not any(name == d or name.endswith("." + d) for d in decos):
                 continue
-            returns = _returns(fdef)
+            returns = _returns(fdef, mod)
             if not returns:
                 continue
             ret = returns[-1]
@@ -172,7 +172,7 @@ def _named(ev: Evaluator, mod: ModuleInfo, settings: Settings) -> list[Layout]:
             and cls is None
             and not used_elsewhere(fdef.name.value)
         ):
-            returns = _returns(fdef)
+            returns = _returns(fdef, mod)
             if returns:
                 env = Env(mod=mod, func=fdef, cls=cls, pos=mod.pos(returns[-1]))
                 segs = ev.text(returns[-1].value, env)  # type: ignore[arg-type]

@@ -2,16 +2,18 @@
 
 :func:`parse_module` returns a :class:`ModuleInfo`: module-level assignments, functions, classes
 (with ``__init__`` attributes and dataclass fields), imports, and every call with the function and
-class it sits in. Positions come from libcst's ``PositionProvider``; nothing else is computed.
+class it sits in. Positions are those of libcst's ``PositionProvider``, kept as character offsets and
+computed in the same single codegen pass that collects (no ``MetadataWrapper``).
 """
 
 from __future__ import annotations
 
+import re
+from bisect import bisect_right
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import libcst as cst
-from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
 
 from prefixlint.layout import SourceLocation
 
@@ -42,7 +44,8 @@ class ModuleInfo:
     path: str
     text: str
     module: cst.Module
-    positions: dict[cst.CSTNode, CodeRange]
+    # node -> (start, end) character offsets of its syntactic extent (libcst PositionProvider's)
+    positions: dict[cst.CSTNode, tuple[int, int]]
     assigns: dict[str, cst.BaseExpression] = field(default_factory=dict)
     assign_targets: dict[str, cst.CSTNode] = field(default_factory=dict)
     functions: dict[str, cst.FunctionDef] = field(default_factory=dict)
@@ -54,32 +57,34 @@ class ModuleInfo:
     func_class: dict[cst.FunctionDef, ClassInfo] = field(default_factory=dict)
     line_starts: list[int] = field(default_factory=list)
     name_uses: dict[str, int] = field(default_factory=dict)
+    # function -> its ``return <value>`` statements (not those of nested functions or classes)
+    returns: dict[cst.FunctionDef, list[cst.Return]] = field(default_factory=dict)
 
     def loc(self, node: cst.CSTNode) -> SourceLocation | None:
-        rng = self.positions.get(node)
-        if rng is None:
+        sp = self.positions.get(node)
+        if sp is None:
             return None
-        return SourceLocation(self.path, rng.start.line, rng.start.column, rng.end.line, rng.end.column)
+        line, col = self.line_col(sp[0])
+        end_line, end_col = self.line_col(sp[1])
+        return SourceLocation(self.path, line, col, end_line, end_col)
 
-    def offset(self, line: int, col: int) -> int:
-        """0-based character offset of a 1-based line and 0-based column."""
+    def line_col(self, offset: int) -> tuple[int, int]:
+        """1-based line and 0-based column of a character offset (libcst's numbering)."""
         if not self.line_starts:
-            starts = [0]
-            for i, ch in enumerate(self.text):
-                if ch == "\n":
-                    starts.append(i + 1)
-            self.line_starts = starts
-        line = max(1, min(line, len(self.line_starts)))
-        return self.line_starts[line - 1] + col
+            self.line_starts = _line_starts(self.text)
+        i = bisect_right(self.line_starts, offset) - 1
+        return i + 1, offset - self.line_starts[i]
+
+    def start(self, node: cst.CSTNode) -> tuple[int, int] | None:
+        """1-based line and 0-based column where ``node`` starts (None when unknown)."""
+        sp = self.positions.get(node)
+        return self.line_col(sp[0]) if sp is not None else None
 
     def span(self, node: cst.CSTNode) -> tuple[int, int] | None:
-        rng = self.positions.get(node)
-        if rng is None:
-            return None
-        return self.offset(rng.start.line, rng.start.column), self.offset(rng.end.line, rng.end.column)
+        return self.positions.get(node)
 
     def source(self, node: cst.CSTNode) -> str:
-        sp = self.span(node)
+        sp = self.positions.get(node)
         if sp is not None:
             return self.text[sp[0] : sp[1]]
         try:
@@ -88,7 +93,7 @@ class ModuleInfo:
             return ""
 
     def pos(self, node: cst.CSTNode) -> int:
-        sp = self.span(node)
+        sp = self.positions.get(node)
         return sp[0] if sp else 0
 
     @property
@@ -96,14 +101,14 @@ class ModuleInfo:
         return Path(self.path).resolve().parent
 
 
-class _Collector(cst.BatchableCSTVisitor):
-    METADATA_DEPENDENCIES = (PositionProvider,)
+class _Collector:
+    """Collects module facts from ``before``/``after`` hooks of the position pass."""
 
     def __init__(self, info: ModuleInfo) -> None:
-        super().__init__()
         self.info = info
         self.funcs: list[cst.FunctionDef] = []
         self.classes: list[ClassInfo] = []
+        self.scopes: list[cst.FunctionDef | None] = []  # None for a class body
 
     # scopes -------------------------------------------------------------------------------------
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
@@ -111,9 +116,11 @@ class _Collector(cst.BatchableCSTVisitor):
         if not self.funcs and not self.classes:
             self.info.classes[node.name.value] = info
         self.classes.append(info)
+        self.scopes.append(None)
 
     def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
         self.classes.pop()
+        self.scopes.pop()
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         cls = self.classes[-1] if self.classes and not self.funcs else None
@@ -125,9 +132,16 @@ class _Collector(cst.BatchableCSTVisitor):
         if node.decorators:
             self.info.decorated.append((node, cls))
         self.funcs.append(node)
+        self.scopes.append(node)
+        self.info.returns[node] = []
 
     def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
         self.funcs.pop()
+        self.scopes.pop()
+
+    def visit_Return(self, node: cst.Return) -> None:
+        if node.value is not None and self.scopes and self.scopes[-1] is not None:
+            self.info.returns[self.scopes[-1]].append(node)
 
     # module-level facts ------------------------------------------------------------------------
     def _module_level(self) -> bool:
@@ -208,12 +222,131 @@ def _dotted(node: cst.BaseExpression) -> str:
     return ""
 
 
+_NEWLINE = re.compile(r"\r\n?|\n")
+
+
+def _line_starts(text: str) -> list[int]:
+    """Offsets where each line starts, splitting lines as libcst does (``\r\n``, ``\r``, ``\n``)."""
+    if "\r" not in text:
+        starts = [0]
+        find = text.find
+        i = find("\n")
+        while i >= 0:
+            starts.append(i + 1)
+            i = find("\n", i + 1)
+        return starts
+    return [0, *(m.end() for m in _NEWLINE.finditer(text))]
+
+
+class _Recorder:
+    """``record_syntactic_position`` as a plain context manager (libcst's uses a generator)."""
+
+    __slots__ = ("end_node", "node", "start", "start_node", "state")
+
+    def __init__(self, state: _PassState, node: cst.CSTNode, start_node: object, end_node: object) -> None:
+        self.state = state
+        self.node = node
+        self.start_node = start_node
+        self.end_node = end_node
+
+    def __enter__(self) -> None:
+        self.start = self.state.off
+
+    def __exit__(self, *exc: object) -> None:
+        computed = self.state.computed
+        start = computed[self.start_node][0] if self.start_node is not None else self.start
+        end = computed[self.end_node][1] if self.end_node is not None else self.state.off
+        computed[self.node] = (start, end)
+
+
+class _PassState:
+    """A libcst codegen state that records the positions PositionProvider would (as character
+    offsets) and runs the collector's hooks, in one pass over the tree.
+
+    Concatenated codegen tokens are the source text itself, so counting their lengths gives offsets.
+    """
+
+    __slots__ = (
+        "collector",
+        "computed",
+        "default_indent",
+        "default_newline",
+        "indent_len",
+        "indent_tokens",
+        "leaves",
+        "off",
+        "provider",
+        "stack",
+        "visits",
+    )
+
+    def __init__(self, module: cst.Module, collector: _Collector) -> None:
+        self.default_indent = module.default_indent
+        self.default_newline = module.default_newline
+        self.provider = None
+        self.indent_tokens: list[str] = []
+        self.indent_len = 0
+        self.off = 0
+        self.computed: dict[cst.CSTNode, tuple[int, int]] = {}
+        self.stack: list[int] = []
+        self.collector = collector
+        self.visits = _hooks(collector, "visit_")
+        self.leaves = _hooks(collector, "leave_")
+
+    @property
+    def tokens(self) -> list[str]:  # Module._codegen_impl only asks whether anything was written
+        return [""] if self.off else []
+
+    def increase_indent(self, value: str) -> None:
+        self.indent_tokens.append(value)
+        self.indent_len += len(value)
+
+    def decrease_indent(self) -> None:
+        self.indent_len -= len(self.indent_tokens.pop())
+
+    def add_indent_tokens(self) -> None:
+        self.off += self.indent_len
+
+    def add_token(self, value: str) -> None:
+        self.off += len(value)
+
+    def pop_trailing_newline(self) -> None:
+        pass
+
+    def before_codegen(self, node: cst.CSTNode) -> None:
+        self.stack.append(self.off)
+        hook = self.visits.get(type(node))
+        if hook is not None:
+            hook(node)
+
+    def after_codegen(self, node: cst.CSTNode) -> None:
+        start = self.stack.pop()
+        if node not in self.computed:
+            self.computed[node] = (start, self.off)
+        hook = self.leaves.get(type(node))
+        if hook is not None:
+            hook(node)
+
+    def record_syntactic_position(
+        self, node: cst.CSTNode, *, start_node: object = None, end_node: object = None
+    ) -> _Recorder:
+        return _Recorder(self, node, start_node, end_node)
+
+
+def _hooks(collector: _Collector, prefix: str) -> dict[type, object]:
+    out: dict[type, object] = {}
+    for attr in dir(collector):
+        if attr.startswith(prefix):
+            out[getattr(cst, attr[len(prefix) :])] = getattr(collector, attr)
+    return out
+
+
 def parse_module(path: str, text: str) -> ModuleInfo:
     """Parse ``text`` once and collect a :class:`ModuleInfo` (raises libcst.ParserSyntaxError)."""
     module = cst.parse_module(text)
-    wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
     info = ModuleInfo(path=path, text=text, module=module, positions={})
-    # One batched pass computes the positions and runs the collector; resolve() then hits the cache.
-    wrapper.visit_batched([_Collector(info)])
-    info.positions = dict(wrapper.resolve(PositionProvider))
+    # One codegen pass computes every node's position and runs the collector (no metadata wrapper).
+    state = _PassState(module, _Collector(info))
+    module._codegen(state)  # type: ignore[arg-type]
+    info.positions = state.computed
     return info

@@ -590,7 +590,7 @@ class Evaluator(TemplateMixin):
                 ]
             return []
         binds = self.bind_args(fdef, call, env, skip_self=cls is not None)
-        returns = _returns(fdef)
+        returns = _returns(fdef, fmod)
         if fmod.path != env.mod.path:
             self.dependencies.add(fmod.path)
         if not returns:
@@ -813,7 +813,12 @@ def _first_dynamic_item(items: list[list[Segment]]) -> list[Segment]:
     return mark(items[0], repeated=True) if items else []
 
 
-def _returns(fdef: cst.FunctionDef) -> list[cst.Return]:
+def _returns(fdef: cst.FunctionDef, mod: ModuleInfo | None = None) -> list[cst.Return]:
+    """``return <value>`` statements of ``fdef`` (collected by :mod:`.collect` when ``mod`` holds it)."""
+    if mod is not None:
+        got = mod.returns.get(fdef)
+        if got is not None:
+            return got
     out: list[cst.Return] = []
 
     class _V(cst.CSTVisitor):

@@ -10,7 +10,7 @@ Every file read is recorded so the lint cache can invalidate dependents.
 from __future__ import annotations
 
 import os
-import re
+from bisect import bisect_right
 from collections.abc import Callable
 from pathlib import Path
 
@@ -25,35 +25,81 @@ class ProjectContext:
         self.root = Path(root).resolve()
         self.settings = settings
         self._modules: dict[str, ModuleInfo | None] = {}
-        self._refs: dict[str, set[str]] | None = None
+        self._refs: dict[str, set[str]] = {}
+        self._blob: bytes | None = None
+        self._starts: list[int] = []
+        self._paths: list[Path] = []
+        self._resolved_paths: dict[Path, str] = {}
+        self._files: dict[tuple[str, str, int], Path | None] = {}
 
     def references(self, name: str, wanted: Callable[[str], bool]) -> set[str]:
-        """Python files of the project that mention identifier ``name``.
+        """Python files of the project that mention identifier ``name`` (when ``wanted(name)``).
 
-        The index is built once per process over identifiers for which ``wanted`` is true (the
-        prompt-like names), so that a template constant filled in another module is reported there,
-        at its sink, and not a second time as an unfilled template.
+        Lets a template constant filled in another module be reported there, at its sink, and not
+        a second time as an unfilled template. Nothing is read until the first question; then the
+        project's files are read once into one buffer and each name is a plain bytes search in it
+        (no tokenizing, no parse), remembered per name.
         """
-        if self._refs is None:
-            refs: dict[str, set[str]] = {}
-            verdict: dict[str, bool] = {}
-            for path in _python_files(self.root):
-                try:
-                    text = path.read_text("utf-8", errors="replace")
-                except OSError:
-                    continue
-                resolved = str(path.resolve())
-                for ident in set(_IDENT.findall(text)):
-                    ok = verdict.get(ident)
-                    if ok is None:
-                        ok = verdict[ident] = wanted(ident)
-                    if ok:
-                        refs.setdefault(ident, set()).add(resolved)
-            self._refs = refs
-        return self._refs.get(name, set())
+        got = self._refs.get(name)
+        if got is None:
+            got = self._refs[name] = self._search(name) if wanted(name) else set()
+        return set(got)
+
+    def _search(self, name: str) -> set[str]:
+        if not name.isascii():
+            return set()  # the identifier scan this replaces only knew ASCII identifiers
+        if self._blob is None:
+            self._load_blob()
+        assert self._blob is not None
+        blob, starts, paths = self._blob, self._starts, self._paths
+        needle = name.encode()
+        n = len(needle)
+        out: set[str] = set()
+        i = blob.find(needle)
+        while i >= 0:
+            k = bisect_right(starts, i) - 1
+            if _whole_identifier(blob, i, n):
+                out.add(self._resolved(paths[k]))
+                # the next file: one hit per file is enough
+                if k + 1 >= len(starts):
+                    break
+                i = blob.find(needle, starts[k + 1])
+            else:
+                i = blob.find(needle, i + 1)
+        return out
+
+    def _load_blob(self) -> None:
+        chunks: list[bytes] = []
+        starts: list[int] = []
+        paths: list[Path] = []
+        at = 0
+        for path in _python_files(self.root):
+            try:
+                data = path.read_bytes()
+            except OSError:
+                continue
+            starts.append(at)
+            paths.append(path)
+            chunks.append(data)
+            at += len(data) + 1
+        self._blob = b"\n".join(chunks)  # a newline between files: no match spans two of them
+        self._starts = starts
+        self._paths = paths
+
+    def _resolved(self, path: Path) -> str:
+        got = self._resolved_paths.get(path)
+        if got is None:
+            got = self._resolved_paths[path] = str(path.resolve())
+        return got
 
     def module_file(self, importer: str, module: str, level: int = 0) -> Path | None:
         """The file that ``import module`` (relative ``level``) from ``importer`` refers to."""
+        key = (importer, module, level)
+        if key not in self._files:
+            self._files[key] = self._module_file(importer, module, level)
+        return self._files[key]
+
+    def _module_file(self, importer: str, module: str, level: int) -> Path | None:
         parts = [p for p in module.split(".") if p]
         bases: list[Path] = []
         here = Path(importer).resolve().parent
@@ -98,7 +144,20 @@ class ProjectContext:
         return self.load(f) if f is not None else None
 
 
-_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_IDENT_BYTES = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
+_DIGITS = frozenset(b"0123456789")
+
+
+def _whole_identifier(blob: bytes, i: int, n: int) -> bool:
+    """Whether ``blob[i:i+n]`` is a whole identifier as ``[A-Za-z_][A-Za-z0-9_]*`` scanning finds it
+    (digits just before it, not preceded by an identifier character, do not join it)."""
+    end = i + n
+    if end < len(blob) and blob[end] in _IDENT_BYTES:
+        return False
+    j = i
+    while j > 0 and blob[j - 1] in _DIGITS:
+        j -= 1
+    return j == 0 or blob[j - 1] not in _IDENT_BYTES
 _SKIP_DIRS = {"node_modules", "venv", "site-packages", "__pycache__", "build", "dist", "env"}
 MAX_INDEXED_FILES = 20000
 

@@ -48,8 +48,8 @@ class TemplateMixin:
             val = node.evaluated_value
             if not isinstance(val, str):
                 return None
-            rng = mod.positions.get(node)
-            line, col = (rng.start.line - 1, rng.start.column) if rng else (0, 0)
+            at = mod.start(node)
+            line, col = (at[0] - 1, at[1]) if at else (0, 0)
             if isinstance(node, cst.SimpleString):
                 col += len(node.prefix) + len(node.quote)
                 body = node.value[len(node.prefix) + len(node.quote) :]
