@@ -38,17 +38,17 @@ def _third_party_plugins() -> bool:
     """True when an installed distribution adds a plugin from outside prefixlint."""
     from importlib.metadata import entry_points
 
-    from prefixlint.plugins import ENTRY_POINT_GROUP
-
+    # prefixlint.plugins.ENTRY_POINT_GROUP, spelt out: that module costs more to import than this.
     return any(
         not ep.value.split(":", 1)[0].startswith("prefixlint.")
-        for ep in entry_points(group=ENTRY_POINT_GROUP)
+        for ep in entry_points(group="prefixlint.plugins")
     )
 
 
 def rule_codes() -> list[str]:
     """Every registered rule code, sorted (built-ins and plugin rules)."""
-    if "prefixlint.rules.base" in sys.modules:
+    base = sys.modules.get("prefixlint.rules.base")
+    if base is not None and getattr(base, "_REGISTRY", None):
         return _registry_codes()  # rules may have been registered in this process: ask the registry
     if _CODES:
         return list(_CODES)

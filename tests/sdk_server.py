@@ -24,11 +24,12 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
-import uvicorn
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, StreamingResponse
 from starlette.routing import Route
+
+from prefixlint.serving import BackgroundServer
 
 BLOCK = 16
 
@@ -53,7 +54,6 @@ class ProviderServer:
     _bp: dict[str, dict[bytes, float]] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _server: Any = None
-    _thread: Any = None
 
     # -- tokenization and caches ---------------------------------------------------------------
     def _encode(self, text: str) -> list[int]:
@@ -296,24 +296,13 @@ class ProviderServer:
                                 Route("/v1/responses", self.responses, methods=["POST"]),
                                 Route("/v1/messages", self.messages, methods=["POST"]),
                                 Route("/v1/projects/{rest:path}", self.vertex, methods=["POST"])])
-        config = uvicorn.Config(app, host="127.0.0.1", port=0, log_level="error", lifespan="off",
-                                access_log=False)
-        self._server = uvicorn.Server(config)
-        self._thread = threading.Thread(target=self._server.run, daemon=True)
-        self._thread.start()
-        deadline = time.monotonic() + 20
-        while not self._server.started:
-            if time.monotonic() > deadline or not self._thread.is_alive():
-                raise RuntimeError("provider test server did not start")
-            time.sleep(0.01)
-        port = self._server.servers[0].sockets[0].getsockname()[1]
-        self.url = f"http://127.0.0.1:{port}"
+        self._server = BackgroundServer(app, timeout=20)
+        self.url = self._server.start()
         return self
 
     def stop(self) -> None:
         if self._server is not None:
-            self._server.should_exit = True
-            self._thread.join(timeout=10)
+            self._server.stop()
 
 
 if __name__ == "__main__":  # run in its own process: prints the URL, serves until stdin closes

@@ -14,9 +14,10 @@ import pytest
 
 from prefixlint.canary.calibrate import percentile
 from prefixlint.canary.client import BenchClient, BenchClientError
-from prefixlint.canary.fake_server import FakeServerConfig, fake_server, serve_in_thread
+from prefixlint.canary.fake_server import FakeServerConfig, fake_server
 from prefixlint.canary.retention import RetentionConfig, run_retention
 from prefixlint.canary.ttft import TTFTConfig, run_ttft
+from prefixlint.serving import serve_in_thread
 
 pytest.importorskip("uvicorn")
 pytest.importorskip("starlette")

@@ -24,7 +24,6 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
-import threading
 import time
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Iterator
@@ -198,31 +197,10 @@ def create_fake_app(cfg: FakeServerConfig, state: FakeState | None = None):  # t
 
 
 @contextmanager
-def serve_in_thread(app: Any, host: str = "127.0.0.1") -> Iterator[str]:
-    """Run an ASGI ``app`` with uvicorn on a free port in a thread; yield ``http://host:port``."""
-    import uvicorn
-
-    config = uvicorn.Config(app, host=host, port=0, log_level="warning", lifespan="auto",
-                            access_log=False)
-    server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, name="prefixlint-bench-server", daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 30
-    while not server.started:
-        if not thread.is_alive() or time.monotonic() > deadline:
-            raise RuntimeError("test server did not start")
-        time.sleep(0.01)
-    port = server.servers[0].sockets[0].getsockname()[1]
-    try:
-        yield f"http://{host}:{port}"
-    finally:
-        server.should_exit = True
-        thread.join(timeout=10)
-
-
-@contextmanager
 def fake_server(cfg: FakeServerConfig | None = None) -> Iterator[tuple[str, FakeState]]:
     """Start the fake server; yield its API base URL (``.../v1``) and its state."""
     state = FakeState()
-    with serve_in_thread(create_fake_app(cfg or FakeServerConfig(), state)) as root:
+    from prefixlint.serving import serve_in_thread
+
+    with serve_in_thread(create_fake_app(cfg or FakeServerConfig(), state), lifespan="auto") as root:
         yield root + "/v1", state
