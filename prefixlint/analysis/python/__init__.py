@@ -10,18 +10,16 @@ The public entry point is :func:`analyze_python`.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import libcst as cst
 
 from prefixlint.analysis.catalog import catalog_for
 from prefixlint.analysis.python.builder import build_layout, text_layout
-from prefixlint.analysis.python.collect import ModuleInfo, parse_module
+from prefixlint.analysis.python.collect import ModuleInfo, parse_module, resolved
 from prefixlint.analysis.python.evaluate import Env, Evaluator, _returns
 from prefixlint.analysis.python.project import ProjectContext
 from prefixlint.analysis.python.resolve import local_ops
 from prefixlint.analysis.python.sinks import decorator_names, match_sink, sink_specs
-from prefixlint.analysis.python.sources import dotted_name, is_static
+from prefixlint.analysis.python.sources import dotted_name, is_static, prompt_name_test
 from prefixlint.analysis.result import AnalysisError, FileAnalysis
 from prefixlint.config import Settings
 from prefixlint.layout import Layout, Segment, SourceLocation, Timing
@@ -42,7 +40,7 @@ def analyze_python(path: str, text: str, settings: Settings, project: ProjectCon
         result.errors.append(AnalysisError(SourceLocation(path, 1), f"cannot parse: {exc}"))
         return result
     try:
-        key = str(Path(path).resolve())
+        key = resolved(path)
         project._modules[key] = mod
     except OSError:
         pass
@@ -54,7 +52,7 @@ def analyze_python(path: str, text: str, settings: Settings, project: ProjectCon
     except Exception as exc:
         result.errors.append(AnalysisError(SourceLocation(path, 1), f"internal analysis error: {exc!r}"))
     result.errors.extend(ev.errors)
-    result.dependencies = {d for d in ev.dependencies if d != str(Path(path).resolve())}
+    result.dependencies = {d for d in ev.dependencies if d != resolved(path)}
     return result
 
 
@@ -133,15 +131,17 @@ def _named(ev: Evaluator, mod: ModuleInfo, settings: Settings) -> list[Layout]:
     """Layouts for prompt-named constants, variables and helpers that reach no sink found here."""
     cat = ev.catalog
     out: list[Layout] = []
-    here = str(Path(mod.path).resolve())
+    here = resolved(mod.path)
+
+    is_prompt = prompt_name_test(cat)
 
     def used_elsewhere(name: str) -> bool:
-        others = ev.project.references(name, cat.is_prompt_name) - {here}
+        others = ev.project.references(name, is_prompt) - {here}
         ev.dependencies.update(others)
         return bool(others)
 
     for name, value in mod.assigns.items():
-        if not cat.is_prompt_name(name) or used_elsewhere(name):
+        if not is_prompt(name) or used_elsewhere(name):
             continue
         env = ev.module_env(mod).at(mod.pos(value))
         segs = ev.constant(mod, name)
@@ -159,7 +159,7 @@ def _named(ev: Evaluator, mod: ModuleInfo, settings: Settings) -> list[Layout]:
         end = mod.span(fdef)
         end_pos = end[1] if end else 1 << 60
         for name, ops in local_ops(mod, fdef).items():
-            if not cat.is_prompt_name(name) or not any(op.kind in ("assign", "aug") for op in ops):
+            if not is_prompt(name) or not any(op.kind in ("assign", "aug") for op in ops):
                 continue
             env = Env(mod=mod, func=fdef, cls=cls, pos=end_pos)
             tail = [op for op in ops if op.kind in ("assign", "aug")][-_tail(ops) :]
@@ -167,7 +167,7 @@ def _named(ev: Evaluator, mod: ModuleInfo, settings: Settings) -> list[Layout]:
             if _has_dynamic(segs):
                 out.append(text_layout(segs, f"{name} (name)", mod.loc(ops[0].node), settings))
         if (
-            cat.is_prompt_name(fdef.name.value)
+            is_prompt(fdef.name.value)
             and fdef.name.value != "__init__"
             and cls is None
             and not used_elsewhere(fdef.name.value)

@@ -12,7 +12,7 @@ from dataclasses import replace
 import libcst as cst
 
 from prefixlint.analysis.python import messages as msgs
-from prefixlint.analysis.python.collect import CallSite
+from prefixlint.analysis.python.collect import CallSite, evaluated
 from prefixlint.analysis.python.evaluate import Env, Evaluator
 from prefixlint.analysis.python.resolve import local_ops, ops_before
 from prefixlint.config import Settings
@@ -33,7 +33,7 @@ def sink_args(ev: Evaluator, site: CallSite, spec: SinkSpec, env: Env) -> dict[s
             if d is not None:
                 for el in d.elements:
                     if isinstance(el, cst.DictElement) and isinstance(el.key, cst.SimpleString):
-                        key = el.key.evaluated_value
+                        key = evaluated(el.key)
                         if isinstance(key, str):
                             out[key] = el.value
         elif not arg.star:
@@ -115,8 +115,8 @@ def build_layout(
 
 
 def _model(node: cst.BaseExpression | None) -> str | None:
-    if isinstance(node, cst.SimpleString) and isinstance(node.evaluated_value, str):
-        return node.evaluated_value.split("/", 1)[-1] if "/" in node.evaluated_value else node.evaluated_value
+    if isinstance(node, cst.SimpleString) and isinstance(evaluated(node), str):
+        return evaluated(node).split("/", 1)[-1] if "/" in evaluated(node) else evaluated(node)
     return None
 
 

@@ -8,9 +8,11 @@ computed in the same single codegen pass that collects (no ``MetadataWrapper``).
 
 from __future__ import annotations
 
+import os
 import re
 from bisect import bisect_right
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 
 import libcst as cst
@@ -44,8 +46,9 @@ class ModuleInfo:
     path: str
     text: str
     module: cst.Module
-    # node -> (start, end) character offsets of its syntactic extent (libcst PositionProvider's)
-    positions: dict[cst.CSTNode, tuple[int, int]]
+    # id(node) -> (start, end) character offsets of its syntactic extent (PositionProvider's);
+    # keyed by id (the module keeps its nodes alive): libcst's node __hash__ is slow Python code
+    positions: dict[int, tuple[int, int]]
     assigns: dict[str, cst.BaseExpression] = field(default_factory=dict)
     assign_targets: dict[str, cst.CSTNode] = field(default_factory=dict)
     functions: dict[str, cst.FunctionDef] = field(default_factory=dict)
@@ -61,7 +64,7 @@ class ModuleInfo:
     returns: dict[cst.FunctionDef, list[cst.Return]] = field(default_factory=dict)
 
     def loc(self, node: cst.CSTNode) -> SourceLocation | None:
-        sp = self.positions.get(node)
+        sp = self.positions.get(id(node))
         if sp is None:
             return None
         line, col = self.line_col(sp[0])
@@ -77,14 +80,14 @@ class ModuleInfo:
 
     def start(self, node: cst.CSTNode) -> tuple[int, int] | None:
         """1-based line and 0-based column where ``node`` starts (None when unknown)."""
-        sp = self.positions.get(node)
+        sp = self.positions.get(id(node))
         return self.line_col(sp[0]) if sp is not None else None
 
     def span(self, node: cst.CSTNode) -> tuple[int, int] | None:
-        return self.positions.get(node)
+        return self.positions.get(id(node))
 
     def source(self, node: cst.CSTNode) -> str:
-        sp = self.positions.get(node)
+        sp = self.positions.get(id(node))
         if sp is not None:
             return self.text[sp[0] : sp[1]]
         try:
@@ -93,12 +96,12 @@ class ModuleInfo:
             return ""
 
     def pos(self, node: cst.CSTNode) -> int:
-        sp = self.positions.get(node)
+        sp = self.positions.get(id(node))
         return sp[0] if sp else 0
 
     @property
     def directory(self) -> Path:
-        return Path(self.path).resolve().parent
+        return Path(resolved(self.path)).parent
 
 
 class _Collector:
@@ -222,6 +225,31 @@ def _dotted(node: cst.BaseExpression) -> str:
     return ""
 
 
+def resolved(path: str) -> str:
+    """``str(Path(path).resolve())``, remembered (asked for the same few paths again and again)."""
+    return _resolved(path if os.path.isabs(path) else os.path.join(os.getcwd(), path))
+
+
+@lru_cache(maxsize=1 << 16)
+def _resolved(path: str) -> str:
+    return str(Path(path).resolve())
+
+
+_EVALUATED: dict[int, tuple[cst.CSTNode, object]] = {}
+
+
+def evaluated(node: cst.BaseExpression) -> object:
+    """``node.evaluated_value``, remembered per node (libcst runs ``ast.literal_eval`` each time)."""
+    hit = _EVALUATED.get(id(node))
+    if hit is not None and hit[0] is node:
+        return hit[1]
+    value = node.evaluated_value  # type: ignore[attr-defined]
+    if len(_EVALUATED) > 100_000:
+        _EVALUATED.clear()
+    _EVALUATED[id(node)] = (node, value)
+    return value
+
+
 _NEWLINE = re.compile(r"\r\n?|\n")
 
 
@@ -238,32 +266,12 @@ def _line_starts(text: str) -> list[int]:
     return [0, *(m.end() for m in _NEWLINE.finditer(text))]
 
 
-class _Recorder:
-    """``record_syntactic_position`` as a plain context manager (libcst's uses a generator)."""
-
-    __slots__ = ("end_node", "node", "start", "start_node", "state")
-
-    def __init__(self, state: _PassState, node: cst.CSTNode, start_node: object, end_node: object) -> None:
-        self.state = state
-        self.node = node
-        self.start_node = start_node
-        self.end_node = end_node
-
-    def __enter__(self) -> None:
-        self.start = self.state.off
-
-    def __exit__(self, *exc: object) -> None:
-        computed = self.state.computed
-        start = computed[self.start_node][0] if self.start_node is not None else self.start
-        end = computed[self.end_node][1] if self.end_node is not None else self.state.off
-        computed[self.node] = (start, end)
-
-
 class _PassState:
     """A libcst codegen state that records the positions PositionProvider would (as character
     offsets) and runs the collector's hooks, in one pass over the tree.
 
     Concatenated codegen tokens are the source text itself, so counting their lengths gives offsets.
+    It is also its own ``record_syntactic_position`` context manager (those nest: a stack of frames).
     """
 
     __slots__ = (
@@ -271,10 +279,12 @@ class _PassState:
         "computed",
         "default_indent",
         "default_newline",
+        "frames",
         "indent_len",
         "indent_tokens",
         "leaves",
         "off",
+        "pending",
         "provider",
         "stack",
         "visits",
@@ -287,8 +297,10 @@ class _PassState:
         self.indent_tokens: list[str] = []
         self.indent_len = 0
         self.off = 0
-        self.computed: dict[cst.CSTNode, tuple[int, int]] = {}
+        self.computed: dict[int, tuple[int, int]] = {}
         self.stack: list[int] = []
+        self.frames: list[tuple[int, object, object, int]] = []
+        self.pending: tuple[int, object, object] = (0, None, None)
         self.collector = collector
         self.visits = _hooks(collector, "visit_")
         self.leaves = _hooks(collector, "leave_")
@@ -320,17 +332,29 @@ class _PassState:
             hook(node)
 
     def after_codegen(self, node: cst.CSTNode) -> None:
-        start = self.stack.pop()
-        if node not in self.computed:
-            self.computed[node] = (start, self.off)
+        # a syntactic position recorded inside the node wins (as in PositionProvider)
+        self.computed.setdefault(id(node), (self.stack.pop(), self.off))
         hook = self.leaves.get(type(node))
         if hook is not None:
             hook(node)
 
     def record_syntactic_position(
         self, node: cst.CSTNode, *, start_node: object = None, end_node: object = None
-    ) -> _Recorder:
-        return _Recorder(self, node, start_node, end_node)
+    ) -> _PassState:
+        self.pending = (id(node), start_node, end_node)
+        return self
+
+    def __enter__(self) -> None:
+        key, start_node, end_node = self.pending
+        self.frames.append((key, start_node, end_node, self.off))
+
+    def __exit__(self, *exc: object) -> None:
+        key, start_node, end_node, start = self.frames.pop()
+        computed = self.computed
+        if start_node is not None:
+            start = computed[id(start_node)][0]
+        end = computed[id(end_node)][1] if end_node is not None else self.off
+        computed[key] = (start, end)
 
 
 def _hooks(collector: _Collector, prefix: str) -> dict[type, object]:

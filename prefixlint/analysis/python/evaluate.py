@@ -18,7 +18,7 @@ import libcst as cst
 
 from prefixlint.analysis.catalog import Catalog
 from prefixlint.analysis.python import fixes
-from prefixlint.analysis.python.collect import ClassInfo, ModuleInfo
+from prefixlint.analysis.python.collect import ClassInfo, ModuleInfo, evaluated
 from prefixlint.analysis.python.env import Env
 from prefixlint.analysis.python.project import ProjectContext
 from prefixlint.analysis.python.resolve import annotation_name, find_param, local_ops, ops_before
@@ -84,7 +84,7 @@ class Evaluator(TemplateMixin):
 
     # literals -----------------------------------------------------------------------------------
     def _t_SimpleString(self, node: cst.SimpleString, env: Env) -> list[Segment]:
-        val = node.evaluated_value
+        val = evaluated(node)
         if isinstance(val, bytes):
             val = val.decode("utf-8", "replace")
         return [static(val, env.mod.loc(node))]
@@ -404,7 +404,7 @@ class Evaluator(TemplateMixin):
         if is_static(base):
             return [static(env.mod.source(node), loc)]
         if isinstance(key, cst.Index) and isinstance(key.value, cst.SimpleString):
-            name = key.value.evaluated_value
+            name = evaluated(key.value)
             if isinstance(name, str):
                 k, conf = name_kind(self.catalog, name)
                 if k is not DynamicKind.UNKNOWN:
@@ -638,7 +638,7 @@ class Evaluator(TemplateMixin):
         out: dict[str, list[Segment]] = {}
         for el in node.elements:
             if isinstance(el, cst.DictElement) and isinstance(el.key, cst.SimpleString):
-                key = el.key.evaluated_value
+                key = evaluated(el.key)
                 if isinstance(key, str):
                     out[key] = self.text(el.value, env)
         return out

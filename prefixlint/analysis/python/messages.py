@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from prefixlint.analysis.python import fixes
+from prefixlint.analysis.python.collect import evaluated
 from prefixlint.analysis.python.resolve import find_param, local_ops, ops_before
 from prefixlint.analysis.python.sources import dotted_name, dynamic, is_static, mark, name_kind, static
 from prefixlint.layout import CacheControl, DynamicKind, Nondeterminism, Segment, SourceLocation, Timing
@@ -160,8 +161,8 @@ def _insert_index(call: cst.Call) -> int | None:
 
 
 def _role_of(ev: Evaluator, node: cst.BaseExpression, env: Env) -> str | None:
-    if isinstance(node, cst.SimpleString) and isinstance(node.evaluated_value, str):
-        role = node.evaluated_value.lower()
+    if isinstance(node, cst.SimpleString) and isinstance(evaluated(node), str):
+        role = evaluated(node).lower()
         return ROLE_ALIASES.get(role, role)
     name = dotted_name(node).rsplit(".", 1)[-1].lower()
     if name in ("system", "user", "assistant", "developer", "tool", "human", "ai", "function"):
@@ -182,7 +183,7 @@ def message_item(ev: Evaluator, node: cst.CSTNode, env: Env) -> list[Msg]:
         for el in node.elements:
             if not isinstance(el, cst.DictElement) or not isinstance(el.key, cst.SimpleString):
                 continue
-            key = el.key.evaluated_value
+            key = evaluated(el.key)
             if key == "role":
                 role = _role_of(ev, el.value, env)
             elif key == "content":
@@ -200,8 +201,8 @@ def message_item(ev: Evaluator, node: cst.CSTNode, env: Env) -> list[Msg]:
         if last == "MessagesPlaceholder":
             label = "history"
             for a in node.args:
-                if isinstance(a.value, cst.SimpleString) and isinstance(a.value.evaluated_value, str):
-                    label = a.value.evaluated_value
+                if isinstance(a.value, cst.SimpleString) and isinstance(evaluated(a.value), str):
+                    label = evaluated(a.value)
             return [_history(ev, node, env, label)]
         if last == "dict":
             role = None
@@ -260,7 +261,7 @@ def _template_content(ev: Evaluator, call: cst.Call, body: cst.BaseExpression, e
             and a.keyword.value == "template_format"
             and isinstance(a.value, cst.SimpleString)
         ):
-            fmt = a.value.evaluated_value
+            fmt = evaluated(a.value)
             style = {"mustache": "mustache", "jinja2": "jinja", "f-string": "format"}.get(str(fmt), "format")
     tmpl = ev.template_source(body, env)
     if tmpl is None:
@@ -300,7 +301,7 @@ def blocks(ev: Evaluator, node: cst.List | cst.Tuple, env: Env) -> list[Segment]
             for d in value.elements:
                 if not isinstance(d, cst.DictElement) or not isinstance(d.key, cst.SimpleString):
                     continue
-                key = d.key.evaluated_value
+                key = evaluated(d.key)
                 if key in ("text", "content"):
                     segs = ev.text(d.value, env)
                 elif key == "cache_control":
@@ -325,10 +326,10 @@ def _cache_control(node: cst.BaseExpression, env: Env) -> CacheControl:
             if (
                 isinstance(d, cst.DictElement)
                 and isinstance(d.key, cst.SimpleString)
-                and d.key.evaluated_value == "ttl"
+                and evaluated(d.key) == "ttl"
                 and isinstance(d.value, cst.SimpleString)
             ):
-                ttl = str(d.value.evaluated_value)
+                ttl = str(evaluated(d.value))
     return CacheControl(ttl=ttl, location=env.mod.loc(node))
 
 

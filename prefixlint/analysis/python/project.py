@@ -14,7 +14,7 @@ from bisect import bisect_right
 from collections.abc import Callable
 from pathlib import Path
 
-from prefixlint.analysis.python.collect import ModuleInfo, parse_module
+from prefixlint.analysis.python.collect import ModuleInfo, parse_module, resolved
 from prefixlint.config import Settings
 
 
@@ -94,7 +94,7 @@ class ProjectContext:
 
     def module_file(self, importer: str, module: str, level: int = 0) -> Path | None:
         """The file that ``import module`` (relative ``level``) from ``importer`` refers to."""
-        key = (importer, module, level)
+        key = (os.path.dirname(resolved(importer)), module, level)  # only its folder matters
         if key not in self._files:
             self._files[key] = self._module_file(importer, module, level)
         return self._files[key]
@@ -102,7 +102,7 @@ class ProjectContext:
     def _module_file(self, importer: str, module: str, level: int) -> Path | None:
         parts = [p for p in module.split(".") if p]
         bases: list[Path] = []
-        here = Path(importer).resolve().parent
+        here = Path(resolved(importer)).parent
         if level > 0:
             base = here
             for _ in range(level - 1):
@@ -127,7 +127,7 @@ class ProjectContext:
 
     def load(self, path: Path | str) -> ModuleInfo | None:
         """The collected module at ``path`` (None when unreadable or unparsable)."""
-        key = str(Path(path).resolve())
+        key = resolved(str(path))
         if key in self._modules:
             return self._modules[key]
         self._modules[key] = None  # guards against import cycles while parsing

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from prefixlint.analysis.python.collect import ModuleInfo
+from prefixlint.analysis.python.collect import ModuleInfo, evaluated
 
 
 @dataclass(frozen=True)
@@ -154,7 +154,7 @@ def annotation_name(param: cst.Param) -> str:
     if isinstance(node, cst.Attribute):
         return node.attr.value
     if isinstance(node, (cst.SimpleString,)):
-        return node.evaluated_value.strip() if isinstance(node.evaluated_value, str) else ""
+        return evaluated(node).strip() if isinstance(evaluated(node), str) else ""
     return ""
 
 

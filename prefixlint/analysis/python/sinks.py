@@ -44,10 +44,29 @@ def _matches(dotted: str, pattern: str) -> bool:
     return dotted == pattern or dotted.endswith("." + pattern)
 
 
+# (call patterns and modules of every spec) -> (dotted, import of a bare name) -> index or -1
+_MEMO: dict[tuple, dict[tuple[str, object], int]] = {}
+
+
 def match_sink(dotted: str, mod: ModuleInfo, specs: list[SinkSpec]) -> SinkSpec | None:
     """The spec whose call pattern matches ``dotted`` (``client.chat.completions.create``)."""
     if not dotted:
         return None
+    sig = tuple((spec.calls, spec.module) for spec in specs)
+    memo = _MEMO.get(sig)
+    if memo is None:
+        if len(_MEMO) > 64:
+            _MEMO.clear()
+        memo = _MEMO[sig] = {}
+    key = (dotted, None if "." in dotted else mod.imports.get(dotted))
+    got = memo.get(key)
+    if got is None:
+        spec = _match_sink(dotted, mod, specs)
+        got = memo[key] = -1 if spec is None else specs.index(spec)
+    return None if got < 0 else specs[got]
+
+
+def _match_sink(dotted: str, mod: ModuleInfo, specs: list[SinkSpec]) -> SinkSpec | None:
     head = dotted.split(".", 1)[0]
     for spec in specs:
         for pattern in spec.calls:

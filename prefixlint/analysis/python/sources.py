@@ -6,6 +6,7 @@ the catalog (``prefixlint.analysis.catalog``). The evaluator in :mod:`.evaluate`
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 
 import libcst as cst
@@ -127,6 +128,14 @@ def call_kind(catalog: Catalog, dotted: str, aliases: dict[str, str]) -> Dynamic
         return None
     head, _, rest = dotted.partition(".")
     full = aliases.get(head)
+    memo = _memo(catalog, "calls")
+    key = (dotted, full)
+    if key not in memo:
+        memo[key] = _call_kind(catalog, dotted, full, rest)
+    return memo[key]
+
+
+def _call_kind(catalog: Catalog, dotted: str, full: str | None, rest: str) -> DynamicKind | None:
     candidates = [dotted]
     if full:
         candidates.insert(0, f"{full}.{rest}" if rest else full)
@@ -137,9 +146,45 @@ def call_kind(catalog: Catalog, dotted: str, aliases: dict[str, str]) -> Dynamic
     return None
 
 
+_MEMOS: dict[str, dict[str, dict]] = {}
+
+
+def _memo(catalog: Catalog, what: str) -> dict:
+    """A memo per catalog content (a catalog is not changed once built; each file gets its own copy
+    of the same catalog, and the same lookups recur across files)."""
+    fp = catalog.__dict__.get("_prefixlint_fp")
+    if fp is None:
+        fp = catalog.__dict__["_prefixlint_fp"] = repr(
+            (catalog.calls, catalog.names, catalog.name_regexes, catalog.prompt_name_patterns)
+        )
+    memos = _MEMOS.get(fp)
+    if memos is None:
+        if len(_MEMOS) > 16:
+            _MEMOS.clear()
+        memos = _MEMOS[fp] = {}
+    return memos.setdefault(what, {})
+
+
+def prompt_name_test(catalog: Catalog) -> Callable[[str], bool]:
+    """``catalog.is_prompt_name``, remembered per name."""
+    memo = _memo(catalog, "prompt")
+
+    def test(name: str) -> bool:
+        got = memo.get(name)
+        if got is None:
+            got = memo[name] = catalog.is_prompt_name(name)
+        return got
+
+    return test
+
+
 def name_kind(catalog: Catalog, name: str) -> tuple[DynamicKind, float]:
     """Kind of an unknown value by its name; UNKNOWN with low confidence when the name says nothing."""
-    kind, conf = catalog.classify_name(name)
+    memo = _memo(catalog, "names")
+    got = memo.get(name)
+    if got is None:
+        got = memo[name] = catalog.classify_name(name)
+    kind, conf = got
     if kind is None:
         return DynamicKind.UNKNOWN, 0.5
     return kind, conf

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
+from prefixlint.analysis.python.collect import evaluated
 from prefixlint.analysis.python.env import Env
 from prefixlint.analysis.python.resolve import find_param, local_ops, ops_before
 from prefixlint.analysis.python.sources import dotted_name, is_static, join_text, static, with_chain
@@ -45,7 +46,7 @@ class TemplateMixin:
             return None
         mod = env.mod
         if isinstance(node, (cst.SimpleString, cst.ConcatenatedString)):
-            val = node.evaluated_value
+            val = evaluated(node)
             if not isinstance(val, str):
                 return None
             at = mod.start(node)
@@ -129,7 +130,7 @@ class TemplateMixin:
             return None
         mod = env.mod
         if isinstance(node, (cst.SimpleString, cst.ConcatenatedString)):
-            val = node.evaluated_value
+            val = evaluated(node)
             if not isinstance(val, str):
                 return None
             p = Path(val)
@@ -160,9 +161,9 @@ class TemplateMixin:
             if (
                 left is not None
                 and isinstance(right, cst.SimpleString)
-                and isinstance(right.evaluated_value, str)
+                and isinstance(evaluated(right), str)
             ):
-                return left / right.evaluated_value
+                return left / evaluated(right)
             return None
         if isinstance(node, cst.Call):
             name = dotted_name(node.func)
@@ -182,7 +183,7 @@ class TemplateMixin:
                 for a in rest:
                     if base is None or not isinstance(a.value, cst.SimpleString):
                         return None
-                    v = a.value.evaluated_value
+                    v = evaluated(a.value)
                     base = base / v if isinstance(v, str) else None
                 return base
             if name.endswith("path.dirname") and node.args:
@@ -196,7 +197,7 @@ class TemplateMixin:
             rname = dotted_name(recv.func).rsplit(".", 1)[-1]
             if rname == "get_template" and recv.args:
                 arg = recv.args[0].value
-                tname = arg.evaluated_value if isinstance(arg, cst.SimpleString) else None
+                tname = evaluated(arg) if isinstance(arg, cst.SimpleString) else None
                 if not isinstance(tname, str):
                     return None
                 path = self._find_jinja(tname, env)
