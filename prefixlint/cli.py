@@ -4,8 +4,6 @@ Exit codes: 0 clean (or everything fixed), 1 findings remain (or ``--diff`` woul
 2 usage, configuration or internal error. Errors go to stderr; reports go to stdout or ``-o``.
 """
 
-from __future__ import annotations
-
 import json
 import sys
 from pathlib import Path
@@ -191,6 +189,7 @@ def check(
         raise fail(str(exc)) from exc
     except UsageError as exc:
         raise fail(str(exc)) from exc
+    _FAST_EXIT.append(True)
     raise typer.Exit(code)
 
 
@@ -519,11 +518,46 @@ _mount("prefixlint.engine.cli", "engine", "The reference prefix-caching inferenc
 _mount("prefixlint.canary.cli", "bench", "Cache canaries and benchmarks against live endpoints.")
 
 
+_FAST_EXIT: list[bool] = []  # set when `check` finished: nothing left to clean up
+
+
+def _is_process_entry() -> bool:
+    """True when ``main`` runs as the program (console script or ``python -m prefixlint``)."""
+    entry = sys.modules.get("__main__")
+    spec = getattr(entry, "__spec__", None)
+    if spec is not None and spec.name == "prefixlint.__main__":
+        return True
+    import os
+
+    name = os.path.basename(getattr(entry, "__file__", None) or "")
+    return name.removesuffix(".exe") in ("prefixlint", "prefixlint-script.py")
+
+
+def _hard_exit(code: int) -> None:
+    """Flush and leave without tearing the interpreter down (as mypy does): about 0.07 s saved.
+
+    Only after ``check`` (its worker pool is already shut down) and only when this process is the
+    command itself, never when ``main`` is called from other code.
+    """
+    import logging
+    import os
+
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        logging.shutdown()
+    except Exception:
+        return  # let the normal exit report it
+    os._exit(code)
+
+
 def main() -> None:
     """Console-script entry point: never a traceback, exit 2 on an internal error."""
     try:
         app()
-    except SystemExit:
+    except SystemExit as exc:
+        if _FAST_EXIT and isinstance(exc.code, int) and _is_process_entry():
+            _hard_exit(exc.code)
         raise
     except KeyboardInterrupt:
         sys.exit(130)

@@ -11,9 +11,11 @@ from __future__ import annotations
 import os
 import re
 from bisect import bisect_right
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
+from typing import Any
 
 import libcst as cst
 
@@ -282,12 +284,15 @@ class _PassState:
         "frames",
         "indent_len",
         "indent_tokens",
-        "leaves",
+        "leave_hook",
         "off",
         "pending",
+        "pop",
         "provider",
+        "push",
+        "record",
         "stack",
-        "visits",
+        "visit_hook",
     )
 
     def __init__(self, module: cst.Module, collector: _Collector) -> None:
@@ -302,8 +307,11 @@ class _PassState:
         self.frames: list[tuple[int, object, object, int]] = []
         self.pending: tuple[int, object, object] = (0, None, None)
         self.collector = collector
-        self.visits = _hooks(collector, "visit_")
-        self.leaves = _hooks(collector, "leave_")
+        self.push = self.stack.append
+        self.pop = self.stack.pop
+        self.record = self.computed.setdefault
+        self.visit_hook = _hooks(collector, "visit_").get
+        self.leave_hook = _hooks(collector, "leave_").get
 
     @property
     def tokens(self) -> list[str]:  # Module._codegen_impl only asks whether anything was written
@@ -325,16 +333,17 @@ class _PassState:
     def pop_trailing_newline(self) -> None:
         pass
 
+    # called for every node of the tree: kept to bound methods looked up once
     def before_codegen(self, node: cst.CSTNode) -> None:
-        self.stack.append(self.off)
-        hook = self.visits.get(type(node))
+        self.push(self.off)
+        hook = self.visit_hook(type(node))
         if hook is not None:
             hook(node)
 
     def after_codegen(self, node: cst.CSTNode) -> None:
         # a syntactic position recorded inside the node wins (as in PositionProvider)
-        self.computed.setdefault(id(node), (self.stack.pop(), self.off))
-        hook = self.leaves.get(type(node))
+        self.record(id(node), (self.pop(), self.off))
+        hook = self.leave_hook(type(node))
         if hook is not None:
             hook(node)
 
@@ -357,8 +366,8 @@ class _PassState:
         computed[key] = (start, end)
 
 
-def _hooks(collector: _Collector, prefix: str) -> dict[type, object]:
-    out: dict[type, object] = {}
+def _hooks(collector: _Collector, prefix: str) -> dict[type, Callable[[Any], None]]:
+    out: dict[type, Callable[[Any], None]] = {}
     for attr in dir(collector):
         if attr.startswith(prefix):
             out[getattr(cst, attr[len(prefix) :])] = getattr(collector, attr)
