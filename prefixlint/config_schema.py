@@ -30,6 +30,16 @@ class DynamicSource(BaseModel):
     kind: str = Field("unknown", description="a DynamicKind value, e.g. timestamp or user_identity")
     match: Literal["call", "name"] = "call"
 
+    @field_validator("kind")
+    @classmethod
+    def _known_kind(cls, value: str) -> str:
+        from prefixlint.layout import DynamicKind
+
+        kinds = [k.value for k in DynamicKind]
+        if value not in kinds:
+            raise ValueError(f"unknown kind {value!r}; expected one of {', '.join(kinds)}")
+        return value
+
 
 class ExtraSink(BaseModel):
     """A project-specific call that sends a prompt to a model."""

@@ -71,6 +71,7 @@ def test_per_file_ignores_apply_to_findings(tmp_path: Path, monkeypatch: pytest.
         ("[tool.prefixlint]\nno-such-key = 1\n", "no-such-key: Extra inputs are not permitted"),
         ("[tool.prefixlint\nselect = 1\n", "invalid TOML"),
         ("[tool.prefixlint]\nthresholds = {high = -1}\n", "thresholds.high"),
+        ('[tool.prefixlint]\ndynamic-sources = [{pattern = "x", kind = "nope"}]\n', "unknown kind 'nope'"),
     ],
 )
 def test_bad_config_is_a_clear_error_with_exit_2(tmp_path: Path, toml: str, expected: str) -> None:
