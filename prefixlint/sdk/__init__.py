@@ -2,7 +2,7 @@
 
 ``client = prefixlint.sdk.wrap(OpenAI(), tenant="acme")`` returns the same client, patched so every
 request is canonicalized (opt-in), keeps volatile values behind the static prefix, carries a tenant
-key or salt and Anthropic breakpoints, and yields a :class:`CacheReport`. See docs/sdk.md.
+key or salt and Anthropic breakpoints, and yields a :class:`CacheReport`. See the SDK section of README.md.
 """
 
 from prefixlint.sdk.options import SALT_SECRET_ENV, RequestInfo, SdkConfigError, SdkOptions

@@ -35,7 +35,7 @@ class RequestInfo:
 
 @dataclass(frozen=True)
 class SdkOptions:
-    """Everything ``prefixlint.sdk.wrap`` can be told. See docs/sdk.md for each option.
+    """Everything ``prefixlint.sdk.wrap`` can be told. See the SDK section of README.md for each option.
 
     Defaults change nothing the model sees: canonicalization is opt-in, volatile values move only
     when the caller marks them, and keys, salts and breakpoints do not alter the prompt text.
