@@ -55,6 +55,12 @@ def test_plain_files_take_single_and_double_braces_but_not_json():
     assert r.segments[1].location == SourceLocation("p.txt", 1, 3, 1, 18)
 
 
+def test_unclosed_front_matter_leaves_a_plain_file_plain():
+    res = render_segments("---\n{today}", style="plain", path="p.prompt")
+    assert [(s.static, s.label) for s in res.segments] == [(True, ""), (False, "today")]
+    assert res.segments[1].location == SourceLocation("p.prompt", 2, 0, 2, 7)
+
+
 def test_dollar_templates():
     r = render("Hello $user_name, ${today}! Cost: $$5, lone $ sign, $9", "dollar")
     assert shape(r) == [

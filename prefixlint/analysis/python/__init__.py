@@ -36,7 +36,8 @@ def analyze_python(path: str, text: str, settings: Settings, project: ProjectCon
         loc = SourceLocation(path, max(1, exc.raw_line), max(0, exc.raw_column))
         result.errors.append(AnalysisError(loc, f"syntax error: {exc.message}"))
         return result
-    except (RecursionError, MemoryError, ValueError, TypeError) as exc:
+    except (cst.CSTValidationError, RecursionError, MemoryError, ValueError, TypeError) as exc:
+        # The native parser accepts some input (e.g. an identifier libcst's nodes reject).
         result.errors.append(AnalysisError(SourceLocation(path, 1), f"cannot parse: {exc}"))
         return result
     try:

@@ -68,11 +68,11 @@ def render_template(
         JinjaRenderer(ctx).render(text, frame, file)
     elif style == "prompty":
         meta = render_prompty(ctx, text, frame, file)
-    elif style == "plain" and text.startswith("---\n"):
-        # A prompt file with front matter (dotprompt): header hints, handlebars body.
+    elif style == "plain" and (fm := split_front_matter(text)).body_line_offset:
+        # A prompt file with closed front matter (dotprompt): header hints, handlebars body. An
+        # unclosed ``---`` is just text (a Markdown rule), so such a file stays plain.
         from prefixlint.analysis.templates.prompty import meta_from
 
-        fm = split_front_matter(text)
         meta = meta_from(fm.data)
         body = Frame(path, line_offset + fm.body_line_offset, col_offset if not fm.body_line_offset else 0)
         placeholders.render_mustache(ctx, fm.body, body)
