@@ -284,38 +284,23 @@ class Evaluator(TemplateMixin):
                     return with_chain(self.constant(got_mod[0], attr), loc)
             if self._known_value(base.value, env):
                 # a bound loop variable or a local/module value: its attribute is what it is
-                base_segs = self.text(base, env)
-                if is_static(base_segs):
-                    return [static(env.mod.source(node), loc)]
-                d = next(s for s in base_segs if not s.static)
-                return [
-                    dynamic(
-                        d.kind or DynamicKind.UNKNOWN,
-                        d.timing,
-                        env.mod.source(node),
-                        loc,
-                        confidence=d.confidence,
-                        chain=d.chain,
-                    )
-                ]
+                return self._attribute_of(node, base, env, loc)
         kind2, conf = name_kind(self.catalog, attr)
         if kind2 is DynamicKind.UNKNOWN:
-            base_segs = self.text(base, env)
-            if is_static(base_segs):
-                return [static(env.mod.source(node), loc)]
-            d = next(s for s in base_segs if not s.static)
-            return [
-                dynamic(
-                    d.kind or DynamicKind.UNKNOWN,
-                    d.timing,
-                    env.mod.source(node),
-                    loc,
-                    confidence=d.confidence,
-                    chain=d.chain,
-                )
-            ]
+            return self._attribute_of(node, base, env, loc)
         timing = env.timing
         return [dynamic(kind2, timing, env.mod.source(node), loc, confidence=conf)]
+
+    def _attribute_of(
+        self, node: cst.Attribute, base: cst.BaseExpression, env: Env, loc: SourceLocation
+    ) -> list[Segment]:
+        """``base.attr`` is as static or dynamic as ``base`` itself (with the base's kind and timing)."""
+        base_segs = self.text(base, env)
+        if is_static(base_segs):
+            return [static(env.mod.source(node), loc)]
+        d = next(s for s in base_segs if not s.static)
+        kind = d.kind or DynamicKind.UNKNOWN
+        return [dynamic(kind, d.timing, env.mod.source(node), loc, confidence=d.confidence, chain=d.chain)]
 
     def _known_value(self, name: str, env: Env) -> bool:
         """True when ``name`` is bound, assigned locally, or a module constant (not a bare parameter)."""
