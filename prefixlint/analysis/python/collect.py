@@ -159,16 +159,8 @@ class _Collector:
                     self.info.assigns[tgt.target.value] = node.value
                     self.info.assign_targets[tgt.target.value] = tgt.target
         elif self.funcs and self.funcs[-1].name.value == "__init__" and len(self.classes) >= 1:
-            cls = self.info.func_class.get(self.funcs[-1])
             for tgt in node.targets:
-                t = tgt.target
-                if (
-                    cls is not None
-                    and isinstance(t, cst.Attribute)
-                    and isinstance(t.value, cst.Name)
-                    and t.value.value == "self"
-                ):
-                    cls.init_attrs[t.attr.value] = node.value
+                self._record_init_attr(tgt.target, node.value)
 
     def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
         t = node.target
@@ -178,14 +170,18 @@ class _Collector:
         elif self.classes and not self.funcs and isinstance(t, cst.Name):
             self.classes[-1].fields[t.value] = node.value
         elif self.funcs and self.funcs[-1].name.value == "__init__" and node.value is not None:
-            cls = self.info.func_class.get(self.funcs[-1])
-            if (
-                cls is not None
-                and isinstance(t, cst.Attribute)
-                and isinstance(t.value, cst.Name)
-                and t.value.value == "self"
-            ):
-                cls.init_attrs[t.attr.value] = node.value
+            self._record_init_attr(t, node.value)
+
+    def _record_init_attr(self, target: cst.BaseExpression, value: cst.BaseExpression) -> None:
+        """Remember ``self.<attr> = value`` inside the current class's ``__init__``."""
+        cls = self.info.func_class.get(self.funcs[-1])
+        if (
+            cls is not None
+            and isinstance(target, cst.Attribute)
+            and isinstance(target.value, cst.Name)
+            and target.value.value == "self"
+        ):
+            cls.init_attrs[target.attr.value] = value
 
     def visit_Import(self, node: cst.Import) -> None:
         for alias in node.names:
