@@ -15,10 +15,10 @@ never gets results computed by the old code: a mismatch discards every entry.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import hashlib
 import json
 import os
-import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -65,52 +65,53 @@ def code_fingerprint() -> str:
 
 
 # --- serialization ------------------------------------------------------------------------------
+#
+# Findings are stored compactly: a warm run decodes every cached finding, and JSON lists of plain
+# values parse faster than objects. A location is ``[path, line, col, end_line, end_col]``; in a
+# chain, one in the finding's own file leaves the path out (``[line, col, end_line, end_col]``).
+# Any change to this format changes :func:`code_fingerprint`, which discards older cache files.
+
+_IMPACT_FIELDS = tuple(f.name for f in dataclasses.fields(Impact))  # Impact(*values) order
+_SEVERITIES = {s.value: s for s in Severity}
+_APPLICABILITIES = {a.value: a for a in Applicability}
 
 
-def location_to_dict(loc: SourceLocation) -> dict[str, Any]:
-    return {
-        "path": loc.path,
-        "line": loc.line,
-        "col": loc.col,
-        "end_line": loc.end_line,
-        "end_col": loc.end_col,
-    }
+def location_to_list(loc: SourceLocation, same_path: str | None = None) -> list[Any]:
+    """``loc`` as a list; without the path when it is ``same_path``."""
+    if loc.path == same_path:
+        return [loc.line, loc.col, loc.end_line, loc.end_col]
+    return [loc.path, loc.line, loc.col, loc.end_line, loc.end_col]
 
 
-def location_from_dict(d: dict[str, Any]) -> SourceLocation:
-    return SourceLocation(d["path"], d["line"], d.get("col", 0), d.get("end_line"), d.get("end_col"))
+def location_from_list(values: list[Any], same_path: str | None = None) -> SourceLocation:
+    if len(values) == 4:
+        return SourceLocation(same_path, *values)  # type: ignore[arg-type]
+    return SourceLocation(*values)
 
 
-def fix_to_dict(fix: Fix) -> dict[str, Any]:
-    return {
-        "message": fix.message,
-        "applicability": fix.applicability.value,
-        "purpose": fix.purpose,
-        "path": fix.path,
-        "edits": [{"start": e.start, "end": e.end, "content": e.content} for e in fix.edits],
-    }
+def fix_to_list(fix: Fix) -> list[Any]:
+    return [
+        fix.message,
+        [[e.start, e.end, e.content] for e in fix.edits],
+        fix.applicability.value,
+        fix.purpose,
+        fix.path,
+    ]
 
 
-def fix_from_dict(d: dict[str, Any]) -> Fix:
+def fix_from_list(values: list[Any]) -> Fix:
+    message, edits, applicability, purpose, path = values
     return Fix(
-        message=d["message"],
-        edits=tuple(Edit(e["start"], e["end"], e["content"]) for e in d["edits"]),
-        applicability=Applicability(d["applicability"]),
-        purpose=d.get("purpose", ""),
-        path=d.get("path", ""),
+        message,
+        tuple(Edit(start, end, content) for start, end, content in edits),
+        _APPLICABILITIES.get(applicability) or Applicability(applicability),
+        purpose,
+        path,
     )
 
 
-def impact_to_dict(impact: Impact) -> dict[str, Any]:
-    return {
-        "tokens_lost": impact.tokens_lost,
-        "prefix_tokens": impact.prefix_tokens,
-        "reaches_minimum": impact.reaches_minimum,
-        "minimum": impact.minimum,
-        "exact": impact.exact,
-        "encoding": impact.encoding,
-        "history_priced": impact.history_priced,
-    }
+def impact_to_list(impact: Impact) -> list[Any]:
+    return [getattr(impact, name) for name in _IMPACT_FIELDS]
 
 
 def _jsonable(value: Any) -> Any:
@@ -122,14 +123,16 @@ def _jsonable(value: Any) -> Any:
 
 
 def finding_to_dict(f: Finding) -> dict[str, Any]:
+    """``f`` as JSON-ready data for the cache (read back by :func:`finding_from_dict`)."""
+    path = f.location.path
     return {
         "code": f.code,
         "message": f.message,
-        "location": location_to_dict(f.location),
+        "location": location_to_list(f.location),
         "severity": f.severity.value,
-        "impact": impact_to_dict(f.impact) if f.impact else None,
-        "fix": fix_to_dict(f.fix) if f.fix else None,
-        "chain": [location_to_dict(c) for c in f.chain],
+        "impact": impact_to_list(f.impact) if f.impact else None,
+        "fix": fix_to_list(f.fix) if f.fix else None,
+        "chain": [location_to_list(c, path) for c in f.chain],
         "confidence": f.confidence,
         "snippet": f.snippet,
         "rule_name": f.rule_name,
@@ -138,14 +141,18 @@ def finding_to_dict(f: Finding) -> dict[str, Any]:
 
 
 def finding_from_dict(d: dict[str, Any]) -> Finding:
+    location = location_from_list(d["location"])
+    severity = d.get("severity", "medium")
+    impact = d.get("impact")
+    fix = d.get("fix")
     return Finding(
         code=d["code"],
         message=d["message"],
-        location=location_from_dict(d["location"]),
-        severity=Severity(d.get("severity", "medium")),
-        impact=Impact(**d["impact"]) if d.get("impact") else None,
-        fix=fix_from_dict(d["fix"]) if d.get("fix") else None,
-        chain=tuple(location_from_dict(c) for c in d.get("chain", [])),
+        location=location,
+        severity=_SEVERITIES.get(severity) or Severity(severity),
+        impact=Impact(*impact) if impact else None,
+        fix=fix_from_list(fix) if fix else None,
+        chain=tuple(location_from_list(c, location.path) for c in d.get("chain", ())),
         confidence=d.get("confidence", 1.0),
         snippet=d.get("snippet", ""),
         rule_name=d.get("rule_name", ""),
@@ -180,14 +187,16 @@ class LintCache:
     directory: Path
     entries: dict[str, dict[str, Any]] = field(default_factory=dict)
     dirty: bool = False
+    now: float = field(default_factory=time.time)  # one clock reading per run for the ``seen`` stamps
+    _dep_keys: dict[str, list[int] | None] = field(default_factory=dict, repr=False, compare=False)
 
     @classmethod
     def open(cls, cache_dir: Path, fingerprint: str) -> LintCache:
         directory = cache_dir / __version__ / fingerprint
         cache = cls(directory)
         try:
-            with open(directory / "results.json", encoding="utf-8") as fh:
-                data = json.load(fh)
+            with open(directory / "results.json", "rb") as fh:
+                data = json.loads(fh.read())
             if (
                 isinstance(data, dict)
                 and data.get("version") == __version__
@@ -203,20 +212,27 @@ class LintCache:
         entry = self.entries.get(path)
         if entry is None:
             return None
-        key = file_key(path)
-        if key is None:
+        try:
+            st = os.stat(path)
+        except OSError:
             return None
-        if [key[0], key[1]] != entry["key"]:
-            if key[1] != entry["key"][1] or content_hash(path) != entry.get("hash"):
+        key = entry["key"]
+        if st.st_mtime_ns != key[0] or st.st_size != key[1]:
+            if st.st_size != key[1] or content_hash(path) != entry.get("hash"):
                 return None
-            entry["key"] = [key[0], key[1]]  # touched but identical: refresh the mtime
+            entry["key"] = [st.st_mtime_ns, st.st_size]  # touched but identical: refresh the mtime
             self.dirty = True
-        for dep, dep_key in entry.get("deps", {}).items():
-            now = file_key(dep)
-            if (list(now) if now else None) != dep_key:
-                return None
-        if time.time() - entry.get("seen", 0) > 24 * 3600:
-            entry["seen"] = int(time.time())
+        deps = entry.get("deps")
+        if deps:
+            known = self._dep_keys
+            for dep, dep_key in deps.items():
+                if dep not in known:
+                    now = file_key(dep)
+                    known[dep] = list(now) if now else None
+                if known[dep] != dep_key:
+                    return None
+        if self.now - entry.get("seen", 0) > 24 * 3600:
+            entry["seen"] = int(self.now)
             self.dirty = True
         return entry["result"]
 
@@ -254,6 +270,8 @@ class LintCache:
             ignore = root / ".gitignore"
             if not ignore.exists():
                 ignore.write_text("# Automatically created by prefixlint.\n*\n", encoding="utf-8")
+            import tempfile
+
             fd, tmp = tempfile.mkstemp(dir=self.directory, prefix=".results.", suffix=".tmp")
             with os.fdopen(fd, "w", encoding="utf-8") as fh:
                 json.dump(

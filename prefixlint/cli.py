@@ -6,15 +6,163 @@ Exit codes: 0 clean (or everything fixed), 1 findings remain (or ``--diff`` woul
 
 import json
 import sys
+from collections.abc import Iterator, MutableMapping
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, get_args, get_origin
 
 import typer
+from typer.core import TyperCommand, TyperGroup
 
 from prefixlint import __version__
 from prefixlint.config import ConfigError, Settings
 
+# --- option values without pydantic ---------------------------------------------------------------
+#
+# typer 0.29 coerces every parameter value through a pydantic ``TypeAdapter`` built on each
+# invocation (``typer._coercion.build_runtime_param``), even an unset option and its own ``--help``;
+# only a bool flag that already holds a bool, and file types, skip it. Importing pydantic and building
+# about 15 adapters costs some 0.2 s, more than a warm ``check`` spends linting, and no annotation,
+# ``parser=`` or ``min=`` avoids it. So these commands use typer's ``cls=`` hook to give each
+# parameter a coercer for the plain shapes they declare (str, int, Path, list[str], bool). A value it
+# is not sure of goes to typer's own coercion: values are accepted or rejected, and errors worded,
+# exactly as typer does (tests/test_cli_startup.py compares the two).
+
+_UNSURE = object()
+
+try:  # typer internals (the pinned 0.29); without them typer's own coercion is used unchanged
+    from typer._click.exceptions import BadParameter as _BadParameter
+    from typer._coercion import RuntimeParam as _RuntimeParam
+    from typer._coercion import build_runtime_param as _build_runtime_param
+    from typer._param_types import coerce_cli_path as _coerce_cli_path
+except ImportError:  # pragma: no cover
+    _RuntimeParam = None
+
+
+def _lean_value(annotation: Any, info: Any, value: Any, param: Any, ctx: Any) -> Any:
+    """``value`` as typer would coerce it for ``annotation``, or ``_UNSURE``."""
+    if info.parser is not None:
+        return _UNSURE
+    if annotation is str or annotation is bool:
+        return value if type(value) is annotation else _UNSURE
+    if annotation is int:
+        if type(value) is str and value.isascii() and value.isdigit() and len(value) <= 18:
+            number = int(value)
+        elif type(value) is int:
+            number = value
+        else:
+            return _UNSURE
+        if info.clamp or (info.min is not None and number < info.min):
+            return _UNSURE
+        return _UNSURE if info.max is not None and number > info.max else number
+    if annotation is Path and info.path_type is None and type(value) is str:
+        try:  # typer's own checks (exists, readable, ...) on the path pydantic would have built
+            return _coerce_cli_path(Path(value), info, path_type=Path, param=param, ctx=ctx)
+        except (_BadParameter, ValueError):  # ValueError: a NUL byte, which pydantic reports
+            return _UNSURE  # let typer word the error from the value as given
+    if (
+        get_origin(annotation) is list
+        and get_args(annotation) == (str,)
+        and type(value) in (list, tuple)
+        and all(type(v) is str for v in value)
+    ):
+        return list(value)
+    return _UNSURE
+
+
+if _RuntimeParam is not None:
+
+    @dataclass(frozen=True)
+    class _LeanRuntimeParam(_RuntimeParam):  # type: ignore[misc,valid-type]
+        descriptor: Any
+
+        def _coerce_value(self, value: Any, param: Any, ctx: Any) -> Any:
+            out = _lean_value(self.annotation, self.parameter_info, value, param, ctx)
+            if out is not _UNSURE:
+                return out
+            full = param._runtime_param = _build_runtime_param(self.descriptor)
+            return full._coerce_value(value, param=param, ctx=ctx)
+
+
+def _install_lean_coercion(params: list[Any]) -> None:
+    if _RuntimeParam is None:  # pragma: no cover
+        return
+    for p in params:
+        descriptor = getattr(p, "type_descriptor", None)
+        if descriptor is None or getattr(p, "_runtime_param", 0) is not None:
+            continue
+        if descriptor.file_annotation is None:
+            p._runtime_param = _LeanRuntimeParam(
+                parameter_info=descriptor.parameter_info,
+                annotation=descriptor.annotation,
+                descriptor=descriptor,
+            )
+
+
+class LeanCommand(TyperCommand):
+    """A typer command whose parameters are coerced without pydantic when the value is plain."""
+
+    def get_params(self, ctx: Any) -> list[Any]:
+        params = super().get_params(ctx)
+        _install_lean_coercion(params)
+        return params
+
+
+class _Commands(MutableMapping[str, Any]):
+    """The root group's commands, with the :data:`MOUNTS` sub-apps built on first access."""
+
+    def __init__(self, commands: MutableMapping[str, Any], pending: list[str]) -> None:
+        self._commands = dict(commands)
+        self._pending = [n for n in pending if n not in self._commands]
+        self._order = [*self._commands, *self._pending]
+
+    def _load(self, name: str) -> None:
+        self._pending.remove(name)
+        group = _mounted_group(name)
+        if group is not None:
+            self._commands[name] = group
+
+    def __getitem__(self, name: str) -> Any:
+        if name in self._pending:
+            self._load(name)
+        return self._commands[name]
+
+    def __setitem__(self, name: str, command: Any) -> None:
+        if name in self._pending:
+            self._pending.remove(name)
+        if name not in self._order:
+            self._order.append(name)
+        self._commands[name] = command
+
+    def __delitem__(self, name: str) -> None:
+        if name in self._pending:
+            self._pending.remove(name)
+        del self._commands[name]
+
+    def __iter__(self) -> Iterator[str]:
+        for name in list(self._pending):
+            self._load(name)
+        return iter([n for n in self._order if n in self._commands])
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+
+class LeanGroup(TyperGroup):
+    """The top-level group: lean coercion for its own options, :data:`MOUNTS` built on demand."""
+
+    def __init__(self, **attrs: Any) -> None:
+        super().__init__(**attrs)
+        self.commands = _Commands(self.commands, list(MOUNTS))
+
+    def get_params(self, ctx: Any) -> list[Any]:
+        params = super().get_params(ctx)
+        _install_lean_coercion(params)
+        return params
+
+
 app = typer.Typer(
+    cls=LeanGroup,
     name="prefixlint",
     help="Make LLM prompts hit the provider's prefix cache.",
     no_args_is_help=True,
@@ -69,7 +217,7 @@ def _root(
         raise typer.Exit(0)
 
 
-@app.command()
+@app.command(cls=LeanCommand)
 def check(
     paths: Annotated[list[str] | None, typer.Argument(help="Files or directories; '-' reads stdin.")] = None,
     output_format: Annotated[
@@ -222,11 +370,12 @@ def _check_paths(
     force_exclude: bool,
 ) -> int:
     from prefixlint.fixer import MAX_ROUNDS, fix_files
-    from prefixlint.gitdiff import GitError, changed_lines
     from prefixlint.runner import check_targets, discover, finalize
 
     changed = None
     if changed_since:
+        from prefixlint.gitdiff import GitError, changed_lines
+
         try:
             changed = changed_lines(changed_since)
         except GitError as exc:
@@ -237,7 +386,8 @@ def _check_paths(
     def lint() -> Any:
         return finalize(targets, check_targets(targets, options), changed)
 
-    by_path: dict[str, Settings] = {}
+    # A target's settings are what the resolver gives for its path: no second lookup per file.
+    by_path: dict[str, Settings] = {t.path: t.settings for t in targets}
 
     def settings_for(path: str) -> Settings:
         hit = by_path.get(path)
@@ -409,7 +559,7 @@ def _check_stdin(
     return _internal(run) or (EXIT_CLEAN if exit_zero or not run.findings else EXIT_FINDINGS)
 
 
-@app.command("rules")
+@app.command("rules", cls=LeanCommand)
 def rules_cmd(
     output_format: Annotated[
         str, typer.Option("--output-format", help="text (default), json, or markdown (the README table).")
@@ -461,7 +611,7 @@ def _example_json(example: Any) -> dict[str, Any]:
     }
 
 
-@app.command("rule")
+@app.command("rule", cls=LeanCommand)
 def rule_cmd(
     code: Annotated[str, typer.Argument(help="A rule code, e.g. PFX101.")],
     output_format: Annotated[str, typer.Option("--output-format", help="text (default) or json.")] = "text",
@@ -504,18 +654,33 @@ def rule_cmd(
     _write("\n".join(out) + "\n", None)
 
 
-def _mount(module: str, name: str, help_text: str) -> None:
+# Sub-apps mounted under the root: (module with a typer ``app``, help). They are imported and built
+# only when used (run, listed in help, completed, or suggested for a typo), so `check` skips them; one
+# that fails to import is left out, as if it were not mounted.
+MOUNTS: dict[str, tuple[str, str]] = {
+    "engine": ("prefixlint.engine.cli", "The reference prefix-caching inference engine."),
+    "bench": ("prefixlint.canary.cli", "Cache canaries and benchmarks against live endpoints."),
+}
+
+
+def _mounted_group(name: str) -> Any:
+    """The click group of mounted sub-app ``name``, as ``app.add_typer`` would have built it."""
     import importlib
 
+    module, help_text = MOUNTS[name]
     try:
         sub = importlib.import_module(module).app
     except Exception:
-        return
-    app.add_typer(sub, name=name, help=help_text)
+        return None
+    import typer.main
 
-
-_mount("prefixlint.engine.cli", "engine", "The reference prefix-caching inference engine.")
-_mount("prefixlint.canary.cli", "bench", "Cache canaries and benchmarks against live endpoints.")
+    holder = typer.Typer(
+        rich_markup_mode=app.rich_markup_mode,
+        suggest_commands=app.suggest_commands,
+        pretty_exceptions_short=app.pretty_exceptions_short,
+    )
+    holder.add_typer(sub, name=name, help=help_text)
+    return typer.main.get_group(holder).commands[name]
 
 
 _FAST_EXIT: list[bool] = []  # set when `check` finished: nothing left to clean up
@@ -539,13 +704,14 @@ def _hard_exit(code: int) -> None:
     Only after ``check`` (its worker pool is already shut down) and only when this process is the
     command itself, never when ``main`` is called from other code.
     """
-    import logging
     import os
 
     try:
         sys.stdout.flush()
         sys.stderr.flush()
-        logging.shutdown()
+        logging = sys.modules.get("logging")  # never imported: no handlers to flush
+        if logging is not None:
+            logging.shutdown()
     except Exception:
         return  # let the normal exit report it
     os._exit(code)

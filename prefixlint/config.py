@@ -246,12 +246,51 @@ def _fast_values(data: dict[str, Any]) -> dict[str, Any] | None:
             ):
                 return None
             value = Thresholds(**value)
-        elif name in ("dynamic_sources", "sinks"):
-            if value != [] or type(value) is not list:
+        elif name == "dynamic_sources":
+            value = _fast_items(value, DynamicSource, _DYNAMIC_SOURCE_KEYS, _dynamic_source_ok)
+            if value is None:
                 return None
-            value = []
+        elif name == "sinks":
+            value = _fast_items(value, ExtraSink, _SINK_KEYS, _sink_ok)
+            if value is None:
+                return None
         values[name] = value
     return values
+
+
+_DYNAMIC_SOURCE_KEYS = frozenset({"pattern", "kind", "match"})
+_SINK_KEYS = frozenset({"call", "provider", "system", "messages", "prompt", "tools"})
+
+
+def _dynamic_source_ok(item: dict[str, Any]) -> bool:
+    from prefixlint.layout import DynamicKind
+
+    return (
+        type(item.get("pattern")) is str
+        and item.get("match", "call") in ("call", "name")
+        and type(item.get("kind", "unknown")) is str
+        and item.get("kind", "unknown") in DynamicKind._value2member_map_
+    )
+
+
+def _sink_ok(item: dict[str, Any]) -> bool:
+    return (
+        type(item.get("call")) is str
+        and type(item.get("provider", "")) is str
+        and all(type(item.get(k)) in (str, type(None)) for k in ("system", "messages", "prompt", "tools"))
+    )
+
+
+def _fast_items(value: Any, cls: type, keys: frozenset[str], ok: Callable[[dict[str, Any]], bool]) -> Any:
+    """``[cls(**item)]`` when every item is a table of known keys with plain values, else None."""
+    if type(value) is not list:
+        return None
+    out = []
+    for item in value:
+        if type(item) is not dict or not item.keys() <= keys or not ok(item):
+            return None
+        out.append(cls(**item))
+    return out
 
 
 def _schema_values(data: Any) -> dict[str, Any]:

@@ -564,17 +564,26 @@ def check_targets(targets: Sequence[Target], options: RunOptions) -> dict[str, F
     """Results for every target: from the cache when unchanged, else checked (in parallel)."""
     results: dict[str, FileResult] = {}
     caches: dict[tuple[str, str], LintCache] = {}
+    cache_of: dict[int, LintCache] = {}  # by id(settings): thousands of targets share one object
+    skipped = _skipped_data() if options.use_cache else None
     todo: list[Target] = []
     for t in targets:
         if options.use_cache:
-            key = (str(_cache_dir_for(t.settings, options)), fingerprint(t.settings))
-            cache = caches.get(key)
+            cache = cache_of.get(id(t.settings))
             if cache is None:
-                cache = caches[key] = LintCache.open(Path(key[0]), key[1])
+                key = (str(_cache_dir_for(t.settings, options)), fingerprint(t.settings))
+                cache = caches.get(key)
+                if cache is None:
+                    cache = caches[key] = LintCache.open(Path(key[0]), key[1])
+                cache_of[id(t.settings)] = cache
             hit = cache.get(t.path)
             if hit is not None:
-                results[t.path] = FileResult.from_dict(t.path, hit)
-                results[t.path].cached = True
+                if hit == skipped:  # most files of a warm run: nothing to decode
+                    res = FileResult(path=t.path, skipped=True)
+                else:
+                    res = FileResult.from_dict(t.path, hit)
+                res.cached = True
+                results[t.path] = res
                 continue
         todo.append(t)
     for res in _run_parallel(todo, options):
@@ -590,6 +599,18 @@ def check_targets(targets: Sequence[Target], options: RunOptions) -> dict[str, F
         for cache in caches.values():
             cache.save()
     return results
+
+
+_SKIPPED_DATA: list[dict[str, Any] | None] = []
+
+
+def _skipped_data() -> dict[str, Any] | None:
+    """The cached form of a file the pre-filter skipped, if it reads back as ``FileResult(skipped=True)``."""
+    if not _SKIPPED_DATA:
+        probe = FileResult(path="", skipped=True)
+        data = probe.to_dict()
+        _SKIPPED_DATA.append(data if FileResult.from_dict("", data) == probe else None)
+    return _SKIPPED_DATA[0]
 
 
 def _run_parallel(todo: list[Target], options: RunOptions) -> list[FileResult]:
