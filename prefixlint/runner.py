@@ -8,9 +8,10 @@ silenced in the file it is reported in), unused suppressions become ``PFX900`` f
 from __future__ import annotations
 
 import contextlib
+import gc
 import os
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -505,7 +506,31 @@ def check_target(target: Target, prefilter: bool = True) -> FileResult:
 
 
 def _check_chunk(chunk: list[Target], prefilter: bool) -> list[FileResult]:
-    return [check_target(t, prefilter) for t in chunk]
+    with fewer_gc_passes():
+        return [check_target(t, prefilter) for t in chunk]
+
+
+@contextlib.contextmanager
+def fewer_gc_passes() -> Iterator[None]:
+    """Run the cyclic garbage collector rarely while files are analysed.
+
+    A libcst parse allocates hundreds of thousands of acyclic nodes, and with the default thresholds
+    each one triggers collections that scan every tree kept for the project index: about 15% of a
+    lint run. Objects alive at the start are frozen out of those scans; nothing is leaked, the
+    thresholds are only raised and are restored afterwards.
+    """
+    old = gc.get_threshold()
+    gc.freeze()
+    gc.set_threshold(max(old[0], _GC_GEN0), old[1], max(old[2], _GC_GEN2))
+    try:
+        yield
+    finally:
+        gc.set_threshold(*old)
+        gc.unfreeze()
+
+
+_GC_GEN0 = 100_000
+_GC_GEN2 = 50
 
 
 @dataclass

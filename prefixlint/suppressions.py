@@ -54,6 +54,9 @@ class FileSuppressions:
     # A finding on line ``l`` is covered by directives on ``anchor.get(l, l)`` (multi-line strings).
     anchor: dict[int, int] = field(default_factory=dict)
     style: str = "python"
+    # False when a file without any directive skipped the tokenizer: matching needs no anchors
+    # then, and :func:`add_ignores` computes them itself.
+    anchors_known: bool = True
 
     def anchor_line(self, line: int) -> int:
         """The line a suppression for ``line`` must be written on."""
@@ -81,6 +84,7 @@ class FileSuppressions:
             "path": self.path,
             "style": self.style,
             "anchor": {str(k): v for k, v in self.anchor.items()},
+            "anchors_known": self.anchors_known,
             "directives": [
                 [
                     d.line,
@@ -100,6 +104,7 @@ class FileSuppressions:
             path=data["path"],
             style=data.get("style", "python"),
             anchor={int(k): v for k, v in data.get("anchor", {}).items()},
+            anchors_known=data.get("anchors_known", True),
             directives=[
                 Directive(d[0], d[1], d[2], tuple(d[3]) if d[3] is not None else None, d[4], d[5])
                 for d in data.get("directives", [])
@@ -113,8 +118,14 @@ def _split_codes(raw: str | None) -> tuple[str, ...] | None:
     return tuple(c.strip().upper() for c in raw.split(",") if c.strip())
 
 
-def parse_python(path: str, text: str) -> FileSuppressions:
-    """Directives of a Python file, found with the tokenizer so strings never count as comments."""
+def parse_python(path: str, text: str, *, anchors: bool = False) -> FileSuppressions:
+    """Directives of a Python file, found with the tokenizer so strings never count as comments.
+
+    A file that cannot hold a directive is not tokenized (most files: the tokenizer costs about a
+    third of a libcst parse) unless ``anchors`` asks for the multi-line string map anyway.
+    """
+    if not anchors and "prefixlint" not in text:
+        return FileSuppressions(path=path, style="python", anchors_known=False)
     out = FileSuppressions(path=path, style="python")
     try:
         tokens = list(tokenize.generate_tokens(io.StringIO(text).readline))
@@ -317,6 +328,8 @@ def add_ignores(text: str, table: FileSuppressions, findings: Iterable[Finding])
     multi-line string the line belongs to; codes merge into a directive already on that line. Lines
     ending in a backslash continuation are left alone.
     """
+    if table.style == "python" and not table.anchors_known:
+        table = parse_python(table.path, text, anchors=True)
     wanted: dict[int, set[str]] = {}
     for f in findings:
         if f.code in (UNUSED_CODE, "PFX001"):

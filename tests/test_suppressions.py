@@ -128,3 +128,15 @@ def test_add_ignores_template_adds_no_rendered_whitespace() -> None:
     assert new == "Today is {{ now }}{# prefixlint: ignore[PFX101] #}\nBye\n"
     env = jinja2.Environment()
     assert env.from_string(new).render(now="N") == env.from_string(text).render(now="N")
+
+
+def test_file_without_directives_skips_tokenizer_but_add_ignores_still_anchors() -> None:
+    text = 'SYSTEM = f"""Today is {now}.\nBe nice.\n"""\n'
+    table = parse_python("a.py", text)
+    assert table.directives == [] and not table.anchors_known
+    assert table.matching(1, "PFX101") is None
+    # The lazily skipped multi-line string map is rebuilt where a comment must be placed.
+    new, changed = add_ignores(text, table, [finding("PFX101", 1)])
+    assert changed == 1
+    assert new.splitlines()[2] == '"""  # prefixlint: ignore[PFX101]'
+    assert parse_python("a.py", new).matching(1, "PFX101") is not None

@@ -25,11 +25,22 @@ class Catalog:
     names: dict[DynamicKind, set[str]] = field(default_factory=dict)
     name_regexes: list[tuple[re.Pattern[str], DynamicKind]] = field(default_factory=list)
     prompt_name_patterns: list[str] = field(default_factory=list)
+    # answers already given (the same few names are asked about in every file)
+    _calls_seen: dict[str, DynamicKind | None] = field(default_factory=dict, repr=False, compare=False)
+    _prompt_names_seen: dict[str, bool] = field(default_factory=dict, repr=False, compare=False)
 
     def classify_call(self, dotted: str) -> DynamicKind | None:
         """The kind of value a call such as ``datetime.now`` or ``store.similarity_search`` yields."""
         if not dotted:
             return None
+        seen = self._calls_seen
+        if dotted not in seen:
+            if len(seen) > 50_000:
+                seen.clear()
+            seen[dotted] = self._classify_call(dotted)
+        return seen[dotted]
+
+    def _classify_call(self, dotted: str) -> DynamicKind | None:
         for kind, patterns in self.calls.items():
             for pattern in patterns:
                 if fnmatch.fnmatchcase(dotted, pattern):
@@ -55,8 +66,14 @@ class Catalog:
             if last in words:
                 return kind, 0.9
         parts = [p for p in re.split(r"_+", last) if p]
-        for kind in (DynamicKind.TIMESTAMP, DynamicKind.IDENTIFIER, DynamicKind.USER_IDENTITY,
-                     DynamicKind.RETRIEVED_CONTEXT, DynamicKind.MEMORY, DynamicKind.HISTORY):
+        for kind in (
+            DynamicKind.TIMESTAMP,
+            DynamicKind.IDENTIFIER,
+            DynamicKind.USER_IDENTITY,
+            DynamicKind.RETRIEVED_CONTEXT,
+            DynamicKind.MEMORY,
+            DynamicKind.HISTORY,
+        ):
             words = self.names.get(kind, set())
             for i in range(len(parts)):
                 for j in range(len(parts), i, -1):
@@ -69,7 +86,12 @@ class Catalog:
     def is_prompt_name(self, name: str) -> bool:
         """True when a name says it holds a prompt (``SYSTEM_PROMPT``, ``agent_instructions``...)."""
         last = name.rsplit(".", 1)[-1].lower()
-        return any(fnmatch.fnmatchcase(last, p) for p in self.prompt_name_patterns)
+        seen = self._prompt_names_seen
+        if last not in seen:
+            if len(seen) > 50_000:
+                seen.clear()
+            seen[last] = any(fnmatch.fnmatchcase(last, p) for p in self.prompt_name_patterns)
+        return seen[last]
 
     def extended(
         self, extra_calls: dict[DynamicKind, list[str]], extra_names: list[tuple[str, DynamicKind]]
@@ -79,8 +101,12 @@ class Catalog:
         for kind, pats in extra_calls.items():
             calls.setdefault(kind, []).extend(pats)
         regexes = list(self.name_regexes) + [(re.compile(p, re.I), k) for p, k in extra_names]
-        return Catalog(calls=calls, names=self.names, name_regexes=regexes,
-                       prompt_name_patterns=self.prompt_name_patterns)
+        return Catalog(
+            calls=calls,
+            names=self.names,
+            name_regexes=regexes,
+            prompt_name_patterns=self.prompt_name_patterns,
+        )
 
 
 # Words too common to classify a longer name on their own (``run_name``, ``tool_output_format``).

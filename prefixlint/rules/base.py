@@ -8,6 +8,7 @@ findings; they never write files.
 
 from __future__ import annotations
 
+import functools
 import inspect
 import re
 from collections.abc import Iterable, Iterator
@@ -132,8 +133,9 @@ def severity_for(impact: Impact | None, settings: Settings, default: Severity) -
     return sev if sev.rank <= default.rank or default is Severity.HIGH else default
 
 
+@functools.cache
 def load_builtin_rules() -> None:
-    """Import every module of :mod:`prefixlint.rules` so their classes register."""
+    """Import every module of :mod:`prefixlint.rules` so their classes register (once)."""
     import importlib
     import pkgutil
 

@@ -157,8 +157,7 @@ def _named(ev: Evaluator, mod: ModuleInfo, settings: Settings) -> list[Layout]:
         functions.extend(cls.methods.values())
     for fdef in functions:
         cls = mod.func_class.get(fdef)
-        end = mod.span(fdef)
-        end_pos = end[1] if end else 1 << 60
+        end_pos = mod.end_pos(fdef)
         for name, ops in local_ops(mod, fdef).items():
             if not is_prompt(name) or not any(op.kind in ("assign", "aug") for op in ops):
                 continue

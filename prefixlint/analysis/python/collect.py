@@ -2,14 +2,18 @@
 
 :func:`parse_module` returns a :class:`ModuleInfo`: module-level assignments, functions, classes
 (with ``__init__`` attributes and dataclass fields), imports, and every call with the function and
-class it sits in. Positions are those of libcst's ``PositionProvider``, kept as character offsets and
-computed in the same single codegen pass that collects (no ``MetadataWrapper``).
+class it sits in. The visit is one iterative walk over the nodes that carry meaning (whitespace and
+punctuation are skipped), which also numbers the nodes in source order (:meth:`ModuleInfo.pos`,
+enough to tell what comes first) and remembers parents. Exact positions (those of libcst's
+``PositionProvider``) are computed only for the nodes asked about, by :mod:`.positions`.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
+import typing
 from bisect import bisect_right
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -19,6 +23,7 @@ from typing import Any
 
 import libcst as cst
 
+from prefixlint.analysis.python.positions import LazyPositions
 from prefixlint.layout import SourceLocation
 
 
@@ -48,9 +53,13 @@ class ModuleInfo:
     path: str
     text: str
     module: cst.Module
-    # id(node) -> (start, end) character offsets of its syntactic extent (PositionProvider's);
-    # keyed by id (the module keeps its nodes alive): libcst's node __hash__ is slow Python code
-    positions: dict[int, tuple[int, int]]
+    # id(node) -> number in source order: pre-order, so a node comes before everything inside it
+    # (a ``def`` before its decorators); keyed by id (the module keeps its nodes alive): libcst's
+    # node __hash__ is slow Python code
+    order: dict[int, int] = field(default_factory=dict)
+    # id(function or class) -> the number after its last node
+    order_end: dict[int, int] = field(default_factory=dict)
+    parents: dict[int, cst.CSTNode] = field(default_factory=dict)
     assigns: dict[str, cst.BaseExpression] = field(default_factory=dict)
     assign_targets: dict[str, cst.CSTNode] = field(default_factory=dict)
     functions: dict[str, cst.FunctionDef] = field(default_factory=dict)
@@ -64,9 +73,16 @@ class ModuleInfo:
     name_uses: dict[str, int] = field(default_factory=dict)
     # function -> its ``return <value>`` statements (not those of nested functions or classes)
     returns: dict[cst.FunctionDef, list[cst.Return]] = field(default_factory=dict)
+    _positions: LazyPositions | None = field(default=None, repr=False)
+
+    @property
+    def positions(self) -> LazyPositions:
+        if self._positions is None:
+            self._positions = LazyPositions(self.module, self.text, self.parents.get)
+        return self._positions
 
     def loc(self, node: cst.CSTNode) -> SourceLocation | None:
-        sp = self.positions.get(id(node))
+        sp = self.span(node)
         if sp is None:
             return None
         line, col = self.line_col(sp[0])
@@ -82,14 +98,17 @@ class ModuleInfo:
 
     def start(self, node: cst.CSTNode) -> tuple[int, int] | None:
         """1-based line and 0-based column where ``node`` starts (None when unknown)."""
-        sp = self.positions.get(id(node))
+        sp = self.span(node)
         return self.line_col(sp[0]) if sp is not None else None
 
     def span(self, node: cst.CSTNode) -> tuple[int, int] | None:
-        return self.positions.get(id(node))
+        """``(start, end)`` character offsets of ``node`` (None for a node of another module)."""
+        if id(node) not in self.order:
+            return None
+        return self.positions.get(node)
 
     def source(self, node: cst.CSTNode) -> str:
-        sp = self.positions.get(id(node))
+        sp = self.span(node)
         if sp is not None:
             return self.text[sp[0] : sp[1]]
         try:
@@ -98,8 +117,12 @@ class ModuleInfo:
             return ""
 
     def pos(self, node: cst.CSTNode) -> int:
-        sp = self.positions.get(id(node))
-        return sp[0] if sp else 0
+        """A number that orders nodes as they appear in the source (0 when unknown)."""
+        return self.order.get(id(node), 0)
+
+    def end_pos(self, node: cst.CSTNode) -> int:
+        """A number after every node inside the function or class ``node``."""
+        return self.order_end.get(id(node), 1 << 60)
 
     @property
     def directory(self) -> Path:
@@ -264,102 +287,67 @@ def _line_starts(text: str) -> list[int]:
     return [0, *(m.end() for m in _NEWLINE.finditer(text))]
 
 
-class _PassState:
-    """A libcst codegen state that records the positions PositionProvider would (as character
-    offsets) and runs the collector's hooks, in one pass over the tree.
+def parse_module(path: str, text: str) -> ModuleInfo:
+    """Parse ``text`` once and collect a :class:`ModuleInfo` (raises libcst.ParserSyntaxError)."""
+    module = cst.parse_module(text)
+    info = ModuleInfo(path=path, text=text, module=module)
+    _walk(module, _Collector(info), info)
+    return info
 
-    Concatenated codegen tokens are the source text itself, so counting their lengths gives offsets.
-    It is also its own ``record_syntactic_position`` context manager (those nest: a stack of frames).
-    """
 
-    __slots__ = (
-        "collector",
-        "computed",
-        "default_indent",
-        "default_newline",
-        "frames",
-        "indent_len",
-        "indent_tokens",
-        "leave_hook",
-        "off",
-        "pending",
-        "pop",
-        "provider",
-        "push",
-        "record",
-        "stack",
-        "visit_hook",
-    )
+_LEAVE = object()
 
-    def __init__(self, module: cst.Module, collector: _Collector) -> None:
-        self.default_indent = module.default_indent
-        self.default_newline = module.default_newline
-        self.provider = None
-        self.indent_tokens: list[str] = []
-        self.indent_len = 0
-        self.off = 0
-        self.computed: dict[int, tuple[int, int]] = {}
-        self.stack: list[int] = []
-        self.frames: list[tuple[int, object, object, int]] = []
-        self.pending: tuple[int, object, object] = (0, None, None)
-        self.collector = collector
-        self.push = self.stack.append
-        self.pop = self.stack.pop
-        self.record = self.computed.setdefault
-        self.visit_hook = _hooks(collector, "visit_").get
-        self.leave_hook = _hooks(collector, "leave_").get
 
-    @property
-    def tokens(self) -> list[str]:  # Module._codegen_impl only asks whether anything was written
-        return [""] if self.off else []
-
-    def increase_indent(self, value: str) -> None:
-        self.indent_tokens.append(value)
-        self.indent_len += len(value)
-
-    def decrease_indent(self) -> None:
-        self.indent_len -= len(self.indent_tokens.pop())
-
-    def add_indent_tokens(self) -> None:
-        self.off += self.indent_len
-
-    def add_token(self, value: str) -> None:
-        self.off += len(value)
-
-    def pop_trailing_newline(self) -> None:
-        pass
-
-    # called for every node of the tree: kept to bound methods looked up once
-    def before_codegen(self, node: cst.CSTNode) -> None:
-        self.push(self.off)
-        hook = self.visit_hook(type(node))
+def _walk(module: cst.Module, collector: _Collector, info: ModuleInfo) -> None:
+    """Visit every meaningful node once, in source order, calling the collector's hooks."""
+    visit_hooks = _hooks(collector, "visit_")
+    leave_hooks = _hooks(collector, "leave_")
+    order, parents, order_end = info.order, info.parents, info.order_end
+    is_node = _IS_NODE
+    fields_of = _CHILD_FIELDS
+    stack: list[Any] = [module]
+    push, pop = stack.append, stack.pop
+    n = 0
+    while stack:
+        node = pop()
+        if node is _LEAVE:
+            node = pop()
+            order_end[id(node)] = n
+            leave_hooks[type(node)](node)
+            continue
+        order[id(node)] = n
+        n += 1
+        kind = type(node)
+        hook = visit_hooks.get(kind)
         if hook is not None:
             hook(node)
+        if kind in leave_hooks:
+            push(node)
+            push(_LEAVE)
+        names = fields_of.get(kind)
+        if names is None:
+            names = _child_fields(kind)
+        for name in names:  # reversed source order: the stack pops them in source order
+            value = getattr(node, name)
+            if type(value) is tuple:
+                for child in reversed(value):
+                    if is_node.get(type(child)) or _is_node(child):
+                        parents[id(child)] = node
+                        push(child)
+            elif is_node.get(type(value)) or _is_node(value):
+                parents[id(value)] = node
+                push(value)
 
-    def after_codegen(self, node: cst.CSTNode) -> None:
-        # a syntactic position recorded inside the node wins (as in PositionProvider)
-        self.record(id(node), (self.pop(), self.off))
-        hook = self.leave_hook(type(node))
-        if hook is not None:
-            hook(node)
 
-    def record_syntactic_position(
-        self, node: cst.CSTNode, *, start_node: object = None, end_node: object = None
-    ) -> _PassState:
-        self.pending = (id(node), start_node, end_node)
-        return self
+# type -> whether its instances are libcst nodes (``isinstance`` against the ABC is slow)
+_IS_NODE: dict[type, bool] = {}
 
-    def __enter__(self) -> None:
-        key, start_node, end_node = self.pending
-        self.frames.append((key, start_node, end_node, self.off))
 
-    def __exit__(self, *exc: object) -> None:
-        key, start_node, end_node, start = self.frames.pop()
-        computed = self.computed
-        if start_node is not None:
-            start = computed[id(start_node)][0]
-        end = computed[id(end_node)][1] if end_node is not None else self.off
-        computed[key] = (start, end)
+def _is_node(value: object) -> bool:
+    kind = type(value)
+    if kind not in _IS_NODE:
+        _IS_NODE[kind] = isinstance(value, cst.CSTNode)
+    return _IS_NODE[kind]
 
 
 def _hooks(collector: _Collector, prefix: str) -> dict[type, Callable[[Any], None]]:
@@ -370,12 +358,68 @@ def _hooks(collector: _Collector, prefix: str) -> dict[type, Callable[[Any], Non
     return out
 
 
-def parse_module(path: str, text: str) -> ModuleInfo:
-    """Parse ``text`` once and collect a :class:`ModuleInfo` (raises libcst.ParserSyntaxError)."""
-    module = cst.parse_module(text)
-    info = ModuleInfo(path=path, text=text, module=module, positions={})
-    # One codegen pass computes every node's position and runs the collector (no metadata wrapper).
-    state = _PassState(module, _Collector(info))
-    module._codegen(state)  # type: ignore[arg-type]
-    info.positions = state.computed
-    return info
+# Node types that carry no meaning for the analyzer: whitespace, comments, brackets, punctuation
+# and operators (an operator's kind is read from its parent when needed).
+_SKIPPED = (
+    cst.BaseParenthesizableWhitespace,
+    cst.EmptyLine,
+    cst.TrailingWhitespace,
+    cst.Newline,
+    cst.Comment,
+    cst.LeftParen,
+    cst.RightParen,
+    cst.LeftSquareBracket,
+    cst.RightSquareBracket,
+    cst.LeftCurlyBrace,
+    cst.RightCurlyBrace,
+    cst.Comma,
+    cst.Semicolon,
+    cst.Dot,
+    cst.Colon,
+    cst.AssignEqual,
+    cst.ImportStar,
+    cst.Asynchronous,
+    cst.BaseBinaryOp,
+    cst.BaseBooleanOp,
+    cst.BaseCompOp,
+    cst.BaseUnaryOp,
+    cst.BaseAugOp,
+)
+
+# Where a node's fields are not declared in source order, the order its code is written in.
+_SOURCE_ORDER = {
+    cst.FunctionDef: ("decorators", "name", "type_parameters", "params", "returns", "body"),
+    cst.ClassDef: ("decorators", "name", "type_parameters", "bases", "keywords", "body"),
+    cst.Parameters: ("posonly_params", "posonly_ind", "params", "star_arg", "kwonly_params", "star_kwarg"),
+    cst.IfExp: ("body", "test", "orelse"),
+    cst.Arg: ("keyword", "value"),
+    cst.ExceptHandler: ("type", "name", "body"),
+    cst.ExceptStarHandler: ("type", "name", "body"),
+    cst.MatchCase: ("pattern", "guard", "body"),
+    cst.TypeAlias: ("name", "type_parameters", "value"),
+}
+
+_CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def _child_fields(kind: type) -> tuple[str, ...]:
+    """The fields of ``kind`` that can hold meaningful nodes, in reversed source order."""
+    hints = typing.get_type_hints(kind)
+    names = []
+    for f in dataclasses.fields(kind):
+        if any(issubclass(c, cst.CSTNode) and not issubclass(c, _SKIPPED) for c in _classes(hints[f.name])):
+            names.append(f.name)
+    first = [n for n in _SOURCE_ORDER.get(kind, ()) if n in names]
+    ordered = first + [n for n in names if n not in first]
+    _CHILD_FIELDS[kind] = out = tuple(reversed(ordered))
+    return out
+
+
+def _classes(hint: object) -> list[type]:
+    """The classes named anywhere in a type hint (``Sequence[Union[A, B]]`` -> ``[A, B]``)."""
+    if isinstance(hint, type):
+        return [hint]
+    out: list[type] = []
+    for arg in typing.get_args(hint):
+        out.extend(_classes(arg))
+    return out

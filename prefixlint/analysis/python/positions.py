@@ -1,0 +1,214 @@
+"""Exact source positions of libcst nodes, computed lazily for the nodes that are asked about.
+
+A full position pass (libcst's ``PositionProvider``) regenerates the code of every node of a module,
+which costs more than half a parse. The analyzer needs positions for a few nodes only (those a
+finding, snippet or fix points at), so :class:`LazyPositions` regenerates one small enclosing node
+(an *anchor*) and finds its text in the source: concatenated codegen tokens are the source text
+itself, so where that text occurs exactly once in the part of the source known to contain the
+anchor, the anchor starts there, and every node inside it gets its position from the same codegen.
+Otherwise the next enclosing node is tried, up to the module itself (a full pass). The positions
+are the ones ``PositionProvider`` reports (syntactic extents), as character offsets.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import libcst as cst
+
+# Nodes whose code does not depend on arguments their parent passes to codegen, so their text can
+# be searched for. A ``Param`` or an element renders a default comma or star only when its parent
+# asks; an ``Arg`` of a parsed tree spells out every comma but the last one's (never rendered).
+_ANCHORS = (
+    cst.BaseStatement,
+    cst.BaseSmallStatement,
+    cst.BaseExpression,
+    cst.FormattedStringExpression,
+    cst.Parameters,
+    cst.Arg,
+    cst.Decorator,
+)
+# Nodes that hold statements: an anchor is sought below them first (a whole ``def`` is costly).
+_CONTAINERS = (cst.BaseCompoundStatement, cst.BaseSuite, cst.Module)
+
+
+class PositionState:
+    """A libcst codegen state that records every node's syntactic extent as character offsets.
+
+    It keeps the generated text only when asked (``keep_text``): a search needs it, a full pass
+    over the module does not. It is also its own ``record_syntactic_position`` context manager
+    (those nest: a stack of frames).
+    """
+
+    __slots__ = (
+        "computed",
+        "default_indent",
+        "default_newline",
+        "extent",
+        "frames",
+        "indent_len",
+        "indent_tokens",
+        "off",
+        "parts",
+        "pending",
+        "pop",
+        "provider",
+        "push",
+        "record",
+        "stack",
+    )
+
+    def __init__(self, module: cst.Module, indent: list[str] | None = None, keep_text: bool = False) -> None:
+        self.default_indent = module.default_indent
+        self.default_newline = module.default_newline
+        self.provider = None
+        self.indent_tokens: list[str] = list(indent or ())
+        self.indent_len = sum(len(t) for t in self.indent_tokens)
+        self.off = 0
+        self.parts: list[str] | None = [] if keep_text else None
+        self.computed: dict[int, tuple[int, int]] = {}
+        self.extent: dict[int, tuple[int, int]] = {}  # everything a node's codegen writes
+        self.stack: list[int] = []
+        self.frames: list[tuple[int, object, object, int]] = []
+        self.pending: tuple[int, object, object] = (0, None, None)
+        self.push = self.stack.append
+        self.pop = self.stack.pop
+        self.record = self.computed.setdefault
+
+    @property
+    def tokens(self) -> list[str]:  # Module._codegen_impl only asks whether anything was written
+        return [""] if self.off else []
+
+    @property
+    def text(self) -> str:
+        return "".join(self.parts or ())
+
+    def increase_indent(self, value: str) -> None:
+        self.indent_tokens.append(value)
+        self.indent_len += len(value)
+
+    def decrease_indent(self) -> None:
+        self.indent_len -= len(self.indent_tokens.pop())
+
+    def add_indent_tokens(self) -> None:
+        self.off += self.indent_len
+        if self.parts is not None:
+            self.parts.extend(self.indent_tokens)
+
+    def add_token(self, value: str) -> None:
+        self.off += len(value)
+        if self.parts is not None:
+            self.parts.append(value)
+
+    def pop_trailing_newline(self) -> None:
+        pass
+
+    def before_codegen(self, node: cst.CSTNode) -> None:
+        self.push(self.off)
+
+    def after_codegen(self, node: cst.CSTNode) -> None:
+        # a syntactic position recorded inside the node wins (as in PositionProvider)
+        key, extent = id(node), (self.pop(), self.off)
+        self.record(key, extent)
+        self.extent[key] = extent
+
+    def record_syntactic_position(
+        self, node: cst.CSTNode, *, start_node: object = None, end_node: object = None
+    ) -> PositionState:
+        self.pending = (id(node), start_node, end_node)
+        return self
+
+    def __enter__(self) -> None:
+        key, start_node, end_node = self.pending
+        self.frames.append((key, start_node, end_node, self.off))
+
+    def __exit__(self, *exc: object) -> None:
+        key, start_node, end_node, start = self.frames.pop()
+        computed = self.computed
+        if start_node is not None:
+            start = computed[id(start_node)][0]
+        end = computed[id(end_node)][1] if end_node is not None else self.off
+        computed[key] = (start, end)
+
+
+class LazyPositions:
+    """``id(node) -> (start, end)`` character offsets, filled in on demand (see the module doc)."""
+
+    def __init__(self, module: cst.Module, text: str, parent: Callable[[int], cst.CSTNode | None]) -> None:
+        self.module = module
+        self.text = text
+        self.parent = parent
+        self.known: dict[int, tuple[int, int]] = {}
+        # full extents (leading lines, decorators, indentation included) bound later searches
+        self.extent: dict[int, tuple[int, int]] = {}
+
+    def get(self, node: cst.CSTNode) -> tuple[int, int] | None:
+        found = self.known.get(id(node))
+        if found is None:
+            found = self._locate(node)
+        return found
+
+    def _locate(self, node: cst.CSTNode) -> tuple[int, int] | None:
+        known, extent = self.known, self.extent
+        # The ancestors of ``node`` up to the nearest one already placed, which bounds the search.
+        chain: list[cst.CSTNode] = []
+        lo, hi = 0, len(self.text)
+        cur: cst.CSTNode | None = node
+        while cur is not None:
+            span = extent.get(id(cur))
+            if span is not None:
+                lo, hi = span
+                break
+            chain.append(cur)
+            cur = self.parent(id(cur))
+        # Start with the whole simple statement (or header part) around the node: later questions
+        # about the same statement are then answered without another codegen.
+        start = 0
+
+        for i, cand in enumerate(chain):
+            if isinstance(cand, _ANCHORS):
+                start = i
+            if isinstance(cand, _CONTAINERS) or isinstance(self.parent(id(cand)), _CONTAINERS):
+                break
+        for cand in chain[start:]:
+            if cand is self.module:
+                break
+            if isinstance(cand, _ANCHORS) and self._place(cand, lo, hi):
+                return known.get(id(node))
+        if id(node) not in known and id(self.module) not in extent:
+            self._full_pass()
+        return known.get(id(node))
+
+    def _place(self, anchor: cst.CSTNode, lo: int, hi: int) -> bool:
+        """Regenerate ``anchor``; if its text occurs once in ``text[lo:hi]``, record its subtree there."""
+        state = PositionState(self.module, self._indent_of(anchor), keep_text=True)
+        anchor._codegen(state)  # type: ignore[arg-type]
+        code = state.text
+        if not code:
+            return False
+        at = self.text.find(code, lo, hi)
+        if at < 0 or self.text.find(code, at + 1, hi) >= 0:
+            return False
+        # (a node placed before gets the same offsets again)
+        self.known.update({key: (start + at, end + at) for key, (start, end) in state.computed.items()})
+        self.extent.update({key: (start + at, end + at) for key, (start, end) in state.extent.items()})
+        return True
+
+    def _indent_of(self, node: cst.CSTNode) -> list[str]:
+        """The indentation codegen has in effect at ``node`` (one entry per enclosing block)."""
+        out: list[str] = []
+        cur = self.parent(id(node))
+        default = self.module.default_indent
+        while cur is not None:
+            if isinstance(cur, cst.IndentedBlock):
+                out.append(default if cur.indent is None else cur.indent)
+            cur = self.parent(id(cur))
+        out.reverse()
+        return out
+
+    def _full_pass(self) -> None:
+        state = PositionState(self.module)
+        self.module._codegen(state)  # type: ignore[arg-type]
+        self.known.update(state.computed)
+        self.extent.update(state.extent)
+

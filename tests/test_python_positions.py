@@ -1,0 +1,139 @@
+"""Lazy node positions agree with a full libcst position pass, and node order follows the source."""
+
+from __future__ import annotations
+
+import libcst as cst
+import pytest
+from hypothesis import given, settings
+from libcst.metadata import MetadataWrapper, PositionProvider
+from test_python_fuzz import PROGRAMS
+
+from prefixlint.analysis.python.collect import parse_module
+from prefixlint.analysis.python.positions import PositionState
+
+SOURCES = {
+    "repeated statements": (
+        "def a(x):\n    return x\n\n\ndef b(x):\n    return x\n\n\nclass C:\n    def a(self, x):\n"
+        "        return x\n"
+    ),
+    "decorators and comments": (
+        "# leading\n@agent.system_prompt  # trailing\n@other(1, key=[2, 3])\n"
+        "def hook(ctx):\n    # inside\n    return f'Today {ctx.now} and {ctx.user!r:>10}'\n"
+    ),
+    "tabs and nested blocks": (
+        "def f(docs):\n\tif docs:\n\t\tfor d in docs:\n\t\t\tparts = [\n\t\t\t\td,\n\t\t\t\t'x',\n\t\t\t]\n"
+        "\telse:\n\t\tparts = []\n\treturn parts\n"
+    ),
+    "parenthesized continuation": (
+        "SYSTEM = (\n    'You are helpful. '\n    f'Today is {datetime.now():%Y-%m-%d}. '\n"
+        '    "Be brief."\n)\n'
+        "x = 1; y = 2; z = x + \\\n    y\n"
+    ),
+    "calls, params and lambdas": (
+        "async def g(a, /, b=1, *args, c: int = 2, **kw):\n"
+        "    r = await client.chat.completions.create(model='m', messages=[{'role': 'system',"
+        " 'content': a}], **kw)\n    f = lambda q, *, k=0: q if k else None\n    return r\n"
+    ),
+    "windows newlines": "a = 1\r\nif a:\r\n    b = f'{a}'\r\nelse:\r\n    b = ''\r\n",
+    "no trailing newline": "x = [1,\n  2]",
+}
+
+
+def _expected(module: cst.Module) -> dict[int, tuple[int, int, int, int]]:
+    """Every node's position from libcst's own PositionProvider (line/col pairs)."""
+    wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
+    positions = wrapper.resolve(PositionProvider)
+    return {
+        id(node): (r.start.line, r.start.column, r.end.line, r.end.column) for node, r in positions.items()
+    }
+
+
+def _check(text: str) -> None:
+    info = parse_module("m.py", text)
+    expected = _expected(info.module)
+    seen = 0
+    for key in list(info.order):
+        node = _node(info, key)
+        if node is None or node is info.module:  # (the module's own end is libcst's business)
+            continue
+        loc = info.loc(node)
+        assert loc is not None
+        assert (loc.line, loc.col, loc.end_line, loc.end_col) == expected[key], (type(node).__name__, text)
+        seen += 1
+    assert seen > 0 or not info.module.body
+
+
+_BY_ID: dict[int, tuple[object, dict[int, cst.CSTNode]]] = {}
+
+
+def _node(info, key: int) -> cst.CSTNode | None:
+    """The node of ``info``'s module whose id is ``key``."""
+    cached = _BY_ID.get(id(info))
+    if cached is None or cached[0] is not info:
+        nodes: dict[int, cst.CSTNode] = {}
+        stack: list[cst.CSTNode] = [info.module]
+        while stack:
+            node = stack.pop()
+            nodes[id(node)] = node
+            stack.extend(node.children)
+        _BY_ID.clear()
+        _BY_ID[id(info)] = cached = (info, nodes)
+    return cached[1].get(key)
+
+
+@pytest.mark.parametrize("name", sorted(SOURCES))
+def test_lazy_positions_match_position_provider(name: str) -> None:
+    _check(SOURCES[name])
+
+
+@pytest.mark.parametrize("name", sorted(SOURCES))
+def test_each_node_placed_alone_matches_position_provider(name: str) -> None:
+    """Asked in any order, one node at a time from a fresh module, each answer is exact."""
+    text = SOURCES[name]
+    first = parse_module("m.py", text)
+    expected = _expected(first.module)
+    keys = [k for k in first.order if _node(first, k) not in (None, first.module)]
+    for key in keys[::-1]:
+        info = parse_module("m.py", text)
+        index = list(first.order).index(key)
+        node = _node(info, list(info.order)[index])
+        loc = info.loc(node)
+        assert loc is not None
+        assert (loc.line, loc.col, loc.end_line, loc.end_col) == expected[key], type(node).__name__
+
+
+def test_order_follows_source_except_a_def_before_its_decorators() -> None:
+    text = SOURCES["decorators and comments"] + SOURCES["calls, params and lambdas"]
+    info = parse_module("m.py", text)
+    full = PositionState(info.module)
+    info.module._codegen(full)  # type: ignore[arg-type]
+    keyed = sorted(
+        (
+            k
+            for k in info.order
+            if k in full.computed
+            and not isinstance(_node(info, k), cst.FunctionDef)
+            and not isinstance(info.parents.get(k), cst.FunctionDef)
+        ),
+        key=info.order.__getitem__,
+    )
+    starts = [full.computed[k][0] for k in keyed]
+    assert starts == sorted(starts)
+
+
+def test_end_pos_is_after_every_node_of_the_function() -> None:
+    info = parse_module("m.py", SOURCES["tabs and nested blocks"] + "\nAFTER = 1\n")
+    fdef = info.functions["f"]
+    inside = [k for k, p in info.parents.items() if p is fdef]
+    assert all(info.order[k] < info.end_pos(fdef) for k in inside)
+    assert info.pos(info.assign_targets["AFTER"]) >= info.end_pos(fdef)
+
+
+@settings(max_examples=40, deadline=None)
+@given(PROGRAMS)
+def test_generated_programs_positions_match(program: str) -> None:
+    try:
+        cst.parse_module(program)
+    except Exception:
+        return
+    _check(program)
