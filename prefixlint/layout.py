@@ -14,10 +14,29 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from enum import Enum
+from typing import TypeVar
 
 from prefixlint.edits import Fix
+
+_D = TypeVar("_D")
+
+
+def evolve(obj: _D, **changes: object) -> _D:
+    """``dataclasses.replace`` for this package's frozen dataclasses, several times faster.
+
+    The layout model copies segments and environments tens of thousands of times per lint run;
+    ``replace`` re-runs ``__init__`` with every field. These classes keep their fields in
+    ``__dict__`` and have no ``__post_init__``, so a copy of the dict is the same object.
+    """
+    fields = obj.__dataclass_fields__  # type: ignore[attr-defined]
+    if not changes.keys() <= fields.keys():
+        raise TypeError(f"{type(obj).__name__} has no field {sorted(changes.keys() - fields.keys())[0]!r}")
+    new = object.__new__(type(obj))
+    new.__dict__.update(obj.__dict__)
+    new.__dict__.update(changes)
+    return new
 
 
 class Section(str, Enum):
@@ -139,7 +158,7 @@ class Segment:
         return self.kind not in (DynamicKind.HISTORY, DynamicKind.USER_INPUT)
 
     def with_tokens(self, tokens: int) -> Segment:
-        return replace(self, tokens=tokens)
+        return evolve(self, tokens=tokens)
 
 
 @dataclass
@@ -269,7 +288,7 @@ def merge_adjacent_static(segments: Sequence[Segment]) -> list[Segment]:
             and prev.conditional == seg.conditional
             and prev.repeated == seg.repeated
         ):
-            out[-1] = replace(prev, text=prev.text + seg.text, tokens=prev.tokens + seg.tokens,
+            out[-1] = evolve(prev, text=prev.text + seg.text, tokens=prev.tokens + seg.tokens,
                               cache_control=seg.cache_control)
         else:
             out.append(seg)

@@ -111,13 +111,13 @@ def test_order_follows_source_except_a_def_before_its_decorators() -> None:
         (
             k
             for k in info.order
-            if k in full.computed
+            if full.position(k) is not None
             and not isinstance(_node(info, k), cst.FunctionDef)
             and not isinstance(info.parents.get(k), cst.FunctionDef)
         ),
         key=info.order.__getitem__,
     )
-    starts = [full.computed[k][0] for k in keyed]
+    starts = [full.position(k)[0] for k in keyed]  # type: ignore[index]
     assert starts == sorted(starts)
 
 

@@ -28,6 +28,7 @@ class Catalog:
     # answers already given (the same few names are asked about in every file)
     _calls_seen: dict[str, DynamicKind | None] = field(default_factory=dict, repr=False, compare=False)
     _prompt_names_seen: dict[str, bool] = field(default_factory=dict, repr=False, compare=False)
+    _prompt_regex: re.Pattern[str] | None = field(default=None, repr=False, compare=False)
 
     def classify_call(self, dotted: str) -> DynamicKind | None:
         """The kind of value a call such as ``datetime.now`` or ``store.similarity_search`` yields."""
@@ -90,8 +91,15 @@ class Catalog:
         if last not in seen:
             if len(seen) > 50_000:
                 seen.clear()
-            seen[last] = any(fnmatch.fnmatchcase(last, p) for p in self.prompt_name_patterns)
+            seen[last] = self._prompt_name_regex().match(last) is not None
         return seen[last]
+
+    def _prompt_name_regex(self) -> re.Pattern[str]:
+        """The prompt-name globs as one regular expression (what ``fnmatchcase`` would match)."""
+        if self._prompt_regex is None:
+            globs = "|".join(fnmatch.translate(p) for p in self.prompt_name_patterns)
+            self._prompt_regex = re.compile(globs or r"(?!)")
+        return self._prompt_regex
 
     def extended(
         self, extra_calls: dict[DynamicKind, list[str]], extra_names: list[tuple[str, DynamicKind]]

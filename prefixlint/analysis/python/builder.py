@@ -7,8 +7,6 @@ message is marked ``is_last_user_message``.
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 import libcst as cst
 
 from prefixlint.analysis.python import messages as msgs
@@ -16,7 +14,7 @@ from prefixlint.analysis.python.collect import CallSite, evaluated
 from prefixlint.analysis.python.evaluate import Env, Evaluator
 from prefixlint.analysis.python.resolve import local_ops, ops_before
 from prefixlint.config import Settings
-from prefixlint.layout import DynamicKind, Layout, Section, Segment, SourceLocation
+from prefixlint.layout import DynamicKind, Layout, Section, Segment, SourceLocation, evolve
 from prefixlint.plugins import SinkSpec
 from prefixlint.providers import guess_provider, provider_names
 
@@ -76,14 +74,14 @@ def build_layout(
     try:
         tools = _pick(args, spec.tools, "tools")
         if tools is not None:
-            segs.extend(replace(s, section=Section.TOOLS) for s in msgs.tool_segments(ev, tools, env))
+            segs.extend(evolve(s, section=Section.TOOLS) for s in msgs.tool_segments(ev, tools, env))
         rf = _pick(args, spec.response_format, "response_format")
         if rf is not None:
-            segs.extend(replace(s, section=Section.TOOLS, role="response_format") for s in ev.text(rf, env))
+            segs.extend(evolve(s, section=Section.TOOLS, role="response_format") for s in ev.text(rf, env))
         system = _pick(args, spec.system, "system")
         if system is not None:
             segs.extend(
-                replace(s, section=Section.SYSTEM, role="system") for s in msgs.content(ev, system, env)
+                evolve(s, section=Section.SYSTEM, role="system") for s in msgs.content(ev, system, env)
             )
         messages_node = _pick(args, spec.messages, "messages")
         messages = msgs.message_list(ev, messages_node, env) if messages_node is not None else []
@@ -132,15 +130,15 @@ def _message_segments(messages: list[msgs.Msg]) -> list[Segment]:
             leading_system = False
         section = Section.SYSTEM if leading_system else Section.MESSAGES
         for s in m.segs:
-            seg = replace(
+            seg = evolve(
                 s, section=section, role=role, message_index=i, is_last_user_message=(i == last_user)
             )
             if m.history and seg.kind is None:
-                seg = replace(seg, kind=DynamicKind.HISTORY)
+                seg = evolve(seg, kind=DynamicKind.HISTORY)
             if m.repeated:
-                seg = replace(seg, repeated=True)
+                seg = evolve(seg, repeated=True)
             if m.conditional:
-                seg = replace(seg, conditional=True)
+                seg = evolve(seg, conditional=True)
             out.append(seg)
     return out
 
@@ -154,7 +152,7 @@ def text_layout(
 ) -> Layout:
     """A layout for a prompt-named value that reaches no known sink (``SYSTEM_TEMPLATE (name)``)."""
     return Layout(
-        segments=[replace(s, section=section, role="system") for s in segs],
+        segments=[evolve(s, section=section, role="system") for s in segs],
         provider=settings.provider,
         model=settings.model,
         sink=loc,

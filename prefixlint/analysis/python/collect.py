@@ -17,7 +17,7 @@ import typing
 from bisect import bisect_right
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -300,8 +300,8 @@ _LEAVE = object()
 
 def _walk(module: cst.Module, collector: _Collector, info: ModuleInfo) -> None:
     """Visit every meaningful node once, in source order, calling the collector's hooks."""
-    visit_hooks = _hooks(collector, "visit_")
-    leave_hooks = _hooks(collector, "leave_")
+    visit_hooks = _hooks("visit_")
+    leave_hooks = _hooks("leave_")
     order, parents, order_end = info.order, info.parents, info.order_end
     is_node = _IS_NODE
     fields_of = _CHILD_FIELDS
@@ -313,14 +313,14 @@ def _walk(module: cst.Module, collector: _Collector, info: ModuleInfo) -> None:
         if node is _LEAVE:
             node = pop()
             order_end[id(node)] = n
-            leave_hooks[type(node)](node)
+            leave_hooks[type(node)](collector, node)
             continue
         order[id(node)] = n
         n += 1
         kind = type(node)
         hook = visit_hooks.get(kind)
         if hook is not None:
-            hook(node)
+            hook(collector, node)
         if kind in leave_hooks:
             push(node)
             push(_LEAVE)
@@ -350,11 +350,13 @@ def _is_node(value: object) -> bool:
     return _IS_NODE[kind]
 
 
-def _hooks(collector: _Collector, prefix: str) -> dict[type, Callable[[Any], None]]:
-    out: dict[type, Callable[[Any], None]] = {}
-    for attr in dir(collector):
+@cache
+def _hooks(prefix: str) -> dict[type, Callable[[Any, Any], None]]:
+    """Node type -> the collector's ``visit_<Type>`` (or ``leave_<Type>``) function."""
+    out: dict[type, Callable[[Any, Any], None]] = {}
+    for attr in dir(_Collector):
         if attr.startswith(prefix):
-            out[getattr(cst, attr[len(prefix) :])] = getattr(collector, attr)
+            out[getattr(cst, attr[len(prefix) :])] = getattr(_Collector, attr)
     return out
 
 

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 import libcst as cst
 
 from prefixlint.analysis.python.collect import ClassInfo, ModuleInfo
-from prefixlint.layout import Segment, Timing
+from prefixlint.layout import Segment, Timing, evolve
 
 
 @dataclass(frozen=True)
@@ -26,7 +26,7 @@ class Env:
     self_binds: dict[str, list[Segment]] = field(default_factory=dict)
 
     def at(self, pos: int) -> Env:
-        return replace(self, pos=pos)
+        return evolve(self, pos=pos)
 
     def deeper(self, **kw: object) -> Env:
-        return replace(self, depth=self.depth + 1, **kw)  # type: ignore[arg-type]
+        return evolve(self, depth=self.depth + 1, **kw)  # type: ignore[arg-type]

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import ast
 import textwrap
-from dataclasses import replace
 from typing import NamedTuple
 
 import libcst as cst
@@ -39,7 +38,7 @@ from prefixlint.analysis.python.sources import (
 from prefixlint.analysis.python.templating import TemplateMixin
 from prefixlint.analysis.result import AnalysisError
 from prefixlint.config import Settings
-from prefixlint.layout import DynamicKind, Nondeterminism, Segment, SourceLocation, Timing
+from prefixlint.layout import DynamicKind, Nondeterminism, Segment, SourceLocation, Timing, evolve
 
 MAX_DEPTH = 12
 
@@ -111,11 +110,11 @@ class Evaluator(TemplateMixin):
                     part.expression, env, part.conversion
                 ):
                     segs = [static(env.mod.source(part), env.mod.loc(part))]
-                    segs = [replace(segs[0], nondeterminism=Nondeterminism.MEMORY_ADDRESS)]
+                    segs = [evolve(segs[0], nondeterminism=Nondeterminism.MEMORY_ADDRESS)]
                 if not is_static(segs):
                     fix = fixes.move_line_to_end_fix(env.mod, node, part)
                     if fix is not None:
-                        segs = [s if s.static or s.fixes else replace(s, fixes=(fix,)) for s in segs]
+                        segs = [s if s.static or s.fixes else evolve(s, fixes=(fix,)) for s in segs]
                 out.extend(segs)
         return out
 
@@ -126,7 +125,7 @@ class Evaluator(TemplateMixin):
             if not is_static(left) and is_static(right) and any(s.static for s in right):
                 fix = fixes.swap_concat_fix(env.mod, node)
                 if fix is not None:
-                    left = [s if s.static or s.fixes else replace(s, fixes=(fix,)) for s in left]
+                    left = [s if s.static or s.fixes else evolve(s, fixes=(fix,)) for s in left]
             return left + right
         if isinstance(op, cst.Modulo):
             tmpl = self.template_source(node.left, env)
@@ -233,7 +232,7 @@ class Evaluator(TemplateMixin):
         name = param.name.value
         ploc = env.mod.loc(param)
         if param.default is not None:
-            return self.text(param.default, replace(env, timing=Timing.PROCESS, func=None, bindings={}))
+            return self.text(param.default, evolve(env, timing=Timing.PROCESS, func=None, bindings={}))
         kind, conf = name_kind(self.catalog, name)
         chain = (ploc,) if ploc is not None and use is not None else ()
         return [dynamic(kind, Timing.REQUEST, name, use or ploc, confidence=conf, chain=chain)]
@@ -455,7 +454,7 @@ class Evaluator(TemplateMixin):
             and (last == "id" or self._address_repr(args[0].value, env, "r" if last == "repr" else "s"))
         ):
             seg = static(env.mod.source(node), loc)
-            return [replace(seg, nondeterminism=Nondeterminism.MEMORY_ADDRESS)]
+            return [evolve(seg, nondeterminism=Nondeterminism.MEMORY_ADDRESS)]
         if isinstance(func, cst.Attribute) and func.attr.value in PASS_THROUGH_METHODS:
             segs = self.text(func.value, env)
             if is_static(segs):
@@ -595,7 +594,7 @@ class Evaluator(TemplateMixin):
         if what == "text":
             # Several returns: report what the code can do, i.e. the alternative that costs most.
             options = [
-                self.text(r.value, replace(sub, pos=fmod.pos(r)))  # type: ignore[arg-type]
+                self.text(r.value, evolve(sub, pos=fmod.pos(r)))  # type: ignore[arg-type]
                 for r in returns[-4:]
             ]
             segs = max(reversed(options), key=static_after_break)
@@ -655,8 +654,8 @@ class Evaluator(TemplateMixin):
         fix = fixes.sort_keys_fix(env.mod, node)
         extra = {"nondeterminism": Nondeterminism.UNSORTED_JSON, "fixes": (fix,) if fix else ()}
         if seg is not None:
-            return [replace(seg, **extra)]  # type: ignore[arg-type]
-        return [replace(inner[0], location=loc, **extra), *inner[1:]]  # type: ignore[arg-type]
+            return [evolve(seg, **extra)]  # type: ignore[arg-type]
+        return [evolve(inner[0], location=loc, **extra), *inner[1:]]  # type: ignore[arg-type]
 
     def _literal(self, node: cst.BaseExpression, env: Env, depth: int = 0) -> bool:
         """True for a literal dict/list (or a name bound to one) whose key order is fixed in the source."""

@@ -7,7 +7,7 @@ or returned by helpers are followed; ``*history`` and ``messages.extend(history)
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import libcst as cst
@@ -16,7 +16,15 @@ from prefixlint.analysis.python import fixes
 from prefixlint.analysis.python.collect import evaluated
 from prefixlint.analysis.python.resolve import find_param, local_ops, ops_before
 from prefixlint.analysis.python.sources import dotted_name, dynamic, is_static, mark, name_kind, static
-from prefixlint.layout import CacheControl, DynamicKind, Nondeterminism, Segment, SourceLocation, Timing
+from prefixlint.layout import (
+    CacheControl,
+    DynamicKind,
+    Nondeterminism,
+    Segment,
+    SourceLocation,
+    Timing,
+    evolve,
+)
 
 if TYPE_CHECKING:
     from prefixlint.analysis.python.evaluate import Env, Evaluator
@@ -93,7 +101,7 @@ def message_list(ev: Evaluator, node: cst.CSTNode, env: Env) -> list[Msg]:
         return [_history(ev, node, env, name)]
     if isinstance(node, (cst.ListComp, cst.GeneratorExp)):
         msgs = message_item(ev, node.elt, env)
-        return [replace(m, repeated=True) for m in msgs] or [_history(ev, node, env, "messages")]
+        return [evolve(m, repeated=True) for m in msgs] or [_history(ev, node, env, "messages")]
     if isinstance(node, cst.Call):
         fn = ev._function_for(node.func, env)
         if fn is not None:
@@ -142,9 +150,9 @@ def _replay(ev: Evaluator, ops: list, env: Env) -> list[Msg]:
         else:
             continue
         if op.conditional:
-            new = [replace(m, conditional=True, segs=mark(m.segs, conditional=True)) for m in new]
+            new = [evolve(m, conditional=True, segs=mark(m.segs, conditional=True)) for m in new]
         if op.loop_iter is not None and op.kind != "assign":
-            new = [replace(m, repeated=True, segs=mark(m.segs, repeated=True)) for m in new]
+            new = [evolve(m, repeated=True, segs=mark(m.segs, repeated=True)) for m in new]
         if op.kind == "assign":
             msgs = new
         elif op.kind == "insert" and isinstance(op.node, cst.Call) and _insert_index(op.node) == 0:
@@ -312,9 +320,9 @@ def blocks(ev: Evaluator, node: cst.List | cst.Tuple, env: Env) -> list[Segment]
             segs = ev.text(value, env)
         if not segs:
             segs = [static("", env.mod.loc(value))]
-        segs = [replace(s, message_index=i) for s in segs]
+        segs = [evolve(s, message_index=i) for s in segs]
         if cc is not None:
-            segs[-1] = replace(segs[-1], cache_control=cc)
+            segs[-1] = evolve(segs[-1], cache_control=cc)
         out.extend(segs)
     return out
 
@@ -360,7 +368,7 @@ def items(ev: Evaluator, node: cst.BaseExpression, env: Env) -> list[list[Segmen
         inner = items(ev, gen.iter, env)
         for target in _target_names(gen.target):
             binds[target] = _pick(inner)
-        elt = ev.text(node.elt, replace(env, bindings=binds))
+        elt = ev.text(node.elt, evolve(env, bindings=binds))
         elt = mark(elt, repeated=True)
         if ev.is_set(gen.iter, env):
             elt = _unordered(ev, gen.iter, env, elt)
@@ -390,7 +398,7 @@ def items(ev: Evaluator, node: cst.BaseExpression, env: Env) -> list[list[Segmen
             got = items(ev, node.args[0].value, env)
             return [
                 [
-                    replace(s, nondeterminism=None, fixes=())
+                    evolve(s, nondeterminism=None, fixes=())
                     if s.nondeterminism is Nondeterminism.SET_ITERATION
                     else s
                     for s in item
@@ -436,7 +444,7 @@ def _unordered(ev: Evaluator, iter_node: cst.CSTNode, env: Env, segs: list[Segme
     fix = fixes.sorted_fix(env.mod, iter_node)  # type: ignore[arg-type]
     if not segs:
         segs = [static(env.mod.source(iter_node), env.mod.loc(iter_node))]
-    first = replace(
+    first = evolve(
         segs[0],
         nondeterminism=Nondeterminism.SET_ITERATION,
         fixes=(fix,) if fix else (),
@@ -476,7 +484,7 @@ def tool_segments(ev: Evaluator, node: cst.BaseExpression, env: Env) -> list[Seg
         loc = item[0].location if item else env.mod.loc(node)
         seg = static(text, loc)
         if nd is not None:
-            seg = replace(
+            seg = evolve(
                 seg,
                 nondeterminism=nd.nondeterminism,
                 fixes=nd.fixes,

@@ -33,15 +33,16 @@ _CONTAINERS = (cst.BaseCompoundStatement, cst.BaseSuite, cst.Module)
 
 
 class PositionState:
-    """A libcst codegen state that records every node's syntactic extent as character offsets.
+    """A libcst codegen state that records every node's extent as character offsets.
 
-    It keeps the generated text only when asked (``keep_text``): a search needs it, a full pass
-    over the module does not. It is also its own ``record_syntactic_position`` context manager
-    (those nest: a stack of frames).
+    ``extent`` holds everything a node's codegen writes; ``syntactic`` holds the narrower extents
+    PositionProvider reports for the nodes that declare one (a statement without its leading lines
+    and indentation, a ``def`` without its decorators). :meth:`position` combines them. The
+    generated text is kept only when asked (``keep_text``): a search needs it, a full pass does
+    not. It is also its own ``record_syntactic_position`` context manager (those nest).
     """
 
     __slots__ = (
-        "computed",
         "default_indent",
         "default_newline",
         "extent",
@@ -54,8 +55,8 @@ class PositionState:
         "pop",
         "provider",
         "push",
-        "record",
         "stack",
+        "syntactic",
     )
 
     def __init__(self, module: cst.Module, indent: list[str] | None = None, keep_text: bool = False) -> None:
@@ -66,14 +67,13 @@ class PositionState:
         self.indent_len = sum(len(t) for t in self.indent_tokens)
         self.off = 0
         self.parts: list[str] | None = [] if keep_text else None
-        self.computed: dict[int, tuple[int, int]] = {}
-        self.extent: dict[int, tuple[int, int]] = {}  # everything a node's codegen writes
+        self.extent: dict[int, tuple[int, int]] = {}
+        self.syntactic: dict[int, tuple[int, int]] = {}
         self.stack: list[int] = []
         self.frames: list[tuple[int, object, object, int]] = []
         self.pending: tuple[int, object, object] = (0, None, None)
         self.push = self.stack.append
         self.pop = self.stack.pop
-        self.record = self.computed.setdefault
 
     @property
     def tokens(self) -> list[str]:  # Module._codegen_impl only asks whether anything was written
@@ -82,6 +82,10 @@ class PositionState:
     @property
     def text(self) -> str:
         return "".join(self.parts or ())
+
+    def position(self, key: int) -> tuple[int, int] | None:
+        """PositionProvider's extent of the node with id ``key`` (None when not generated here)."""
+        return self.syntactic.get(key) or self.extent.get(key)
 
     def increase_indent(self, value: str) -> None:
         self.indent_tokens.append(value)
@@ -107,10 +111,7 @@ class PositionState:
         self.push(self.off)
 
     def after_codegen(self, node: cst.CSTNode) -> None:
-        # a syntactic position recorded inside the node wins (as in PositionProvider)
-        key, extent = id(node), (self.pop(), self.off)
-        self.record(key, extent)
-        self.extent[key] = extent
+        self.extent[id(node)] = (self.pop(), self.off)
 
     def record_syntactic_position(
         self, node: cst.CSTNode, *, start_node: object = None, end_node: object = None
@@ -124,38 +125,57 @@ class PositionState:
 
     def __exit__(self, *exc: object) -> None:
         key, start_node, end_node, start = self.frames.pop()
-        computed = self.computed
         if start_node is not None:
-            start = computed[id(start_node)][0]
-        end = computed[id(end_node)][1] if end_node is not None else self.off
-        computed[key] = (start, end)
+            start = self.position(id(start_node))[0]  # type: ignore[index]
+        end = self.position(id(end_node))[1] if end_node is not None else self.off  # type: ignore[index]
+        self.syntactic[key] = (start, end)
 
 
 class LazyPositions:
-    """``id(node) -> (start, end)`` character offsets, filled in on demand (see the module doc)."""
+    """``id(node) -> (start, end)`` character offsets, worked out on demand (see the module doc).
+
+    Each placed anchor keeps its codegen's offsets relative to where it was found; a question looks
+    through the few placements of the module instead of copying every node's offsets.
+    """
 
     def __init__(self, module: cst.Module, text: str, parent: Callable[[int], cst.CSTNode | None]) -> None:
         self.module = module
         self.text = text
         self.parent = parent
-        self.known: dict[int, tuple[int, int]] = {}
-        # full extents (leading lines, decorators, indentation included) bound later searches
-        self.extent: dict[int, tuple[int, int]] = {}
+        self.placed: list[tuple[PositionState, int]] = []
+        self.answers: dict[int, tuple[int, int]] = {}
 
     def get(self, node: cst.CSTNode) -> tuple[int, int] | None:
-        found = self.known.get(id(node))
+        key = id(node)
+        found = self.answers.get(key)
         if found is None:
-            found = self._locate(node)
+            found = self._placed_position(key) or self._locate(node)
+            if found is not None:
+                self.answers[key] = found
         return found
 
+    def _placed_position(self, key: int) -> tuple[int, int] | None:
+        for state, at in self.placed:
+            span = state.position(key)
+            if span is not None:
+                return span[0] + at, span[1] + at
+        return None
+
+    def _placed_extent(self, key: int) -> tuple[int, int] | None:
+        for state, at in self.placed:
+            span = state.extent.get(key)
+            if span is not None:
+                return span[0] + at, span[1] + at
+        return None
+
     def _locate(self, node: cst.CSTNode) -> tuple[int, int] | None:
-        known, extent = self.known, self.extent
-        # The ancestors of ``node`` up to the nearest one already placed, which bounds the search.
+        # The ancestors of ``node`` up to the nearest one already placed, which bounds the search
+        # (its full extent: leading lines, decorators and indentation included).
         chain: list[cst.CSTNode] = []
         lo, hi = 0, len(self.text)
         cur: cst.CSTNode | None = node
         while cur is not None:
-            span = extent.get(id(cur))
+            span = self._placed_extent(id(cur))
             if span is not None:
                 lo, hi = span
                 break
@@ -164,7 +184,6 @@ class LazyPositions:
         # Start with the whole simple statement (or header part) around the node: later questions
         # about the same statement are then answered without another codegen.
         start = 0
-
         for i, cand in enumerate(chain):
             if isinstance(cand, _ANCHORS):
                 start = i
@@ -174,13 +193,13 @@ class LazyPositions:
             if cand is self.module:
                 break
             if isinstance(cand, _ANCHORS) and self._place(cand, lo, hi):
-                return known.get(id(node))
-        if id(node) not in known and id(self.module) not in extent:
+                return self._placed_position(id(node))
+        if self._placed_extent(id(self.module)) is None:
             self._full_pass()
-        return known.get(id(node))
+        return self._placed_position(id(node))
 
     def _place(self, anchor: cst.CSTNode, lo: int, hi: int) -> bool:
-        """Regenerate ``anchor``; if its text occurs once in ``text[lo:hi]``, record its subtree there."""
+        """Regenerate ``anchor``; if its text occurs once in ``text[lo:hi]``, it was found."""
         state = PositionState(self.module, self._indent_of(anchor), keep_text=True)
         anchor._codegen(state)  # type: ignore[arg-type]
         code = state.text
@@ -189,9 +208,8 @@ class LazyPositions:
         at = self.text.find(code, lo, hi)
         if at < 0 or self.text.find(code, at + 1, hi) >= 0:
             return False
-        # (a node placed before gets the same offsets again)
-        self.known.update({key: (start + at, end + at) for key, (start, end) in state.computed.items()})
-        self.extent.update({key: (start + at, end + at) for key, (start, end) in state.extent.items()})
+        state.parts = None
+        self.placed.append((state, at))
         return True
 
     def _indent_of(self, node: cst.CSTNode) -> list[str]:
@@ -209,6 +227,4 @@ class LazyPositions:
     def _full_pass(self) -> None:
         state = PositionState(self.module)
         self.module._codegen(state)  # type: ignore[arg-type]
-        self.known.update(state.computed)
-        self.extent.update(state.extent)
-
+        self.placed.insert(0, (state, 0))

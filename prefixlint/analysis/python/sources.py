@@ -7,12 +7,11 @@ the catalog (``prefixlint.analysis.catalog``). The evaluator in :mod:`.evaluate`
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import replace
 
 import libcst as cst
 
 from prefixlint.analysis.catalog import Catalog
-from prefixlint.layout import DynamicKind, Section, Segment, SourceLocation, Timing
+from prefixlint.layout import DynamicKind, Section, Segment, SourceLocation, Timing, evolve
 
 # Rough token estimates for dynamic values whose size the code does not show.
 KIND_TOKENS = {
@@ -199,13 +198,13 @@ def with_chain(segs: list[Segment], loc: SourceLocation | None) -> list[Segment]
         if s.static or (s.chain and (s.chain[-1].path, s.chain[-1].line) == (loc.path, loc.line)):
             out.append(s)
         else:
-            out.append(replace(s, chain=(*s.chain, loc)))
+            out.append(evolve(s, chain=(*s.chain, loc)))
     return out
 
 
 def mark(segs: list[Segment], **fields: object) -> list[Segment]:
     """Copies of ``segs`` with ``fields`` replaced (e.g. ``conditional=True``)."""
-    return [replace(s, **fields) for s in segs]  # type: ignore[arg-type]
+    return [evolve(s, **fields) for s in segs]  # type: ignore[arg-type]
 
 
 def is_static(segs: list[Segment]) -> bool:

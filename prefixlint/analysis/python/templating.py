@@ -9,7 +9,7 @@ file found through the ``FileSystemLoader`` directories), and renders it through
 from __future__ import annotations
 
 import textwrap
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -20,7 +20,7 @@ from prefixlint.analysis.python.env import Env
 from prefixlint.analysis.python.resolve import find_param, local_ops, ops_before
 from prefixlint.analysis.python.sources import dotted_name, is_static, join_text, static, with_chain
 from prefixlint.analysis.result import AnalysisError
-from prefixlint.layout import Section, Segment, SourceLocation, Timing
+from prefixlint.layout import Section, Segment, SourceLocation, Timing, evolve
 
 if TYPE_CHECKING:
     pass
@@ -318,7 +318,7 @@ class TemplateMixin:
                 timing = seg.timing
                 if env.timing is Timing.PROCESS and timing is Timing.REQUEST and seg.label not in binds:
                     timing = Timing.REQUEST
-                out.append(replace(seg, chain=(*tmpl.chain, *seg.chain)))
+                out.append(evolve(seg, chain=(*tmpl.chain, *seg.chain)))
         return with_chain(out, loc)
 
 
