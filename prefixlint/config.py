@@ -315,10 +315,13 @@ def _read_toml(path: Path) -> dict:
         raise ConfigError(path, f"cannot read: {exc}") from exc
 
 
-def _format_validation(exc: Any) -> str:
+def format_validation(exc: Any, option_names: bool = False) -> str:
+    """A pydantic ``ValidationError`` as ``key: message`` pairs (``--key`` for command-line options)."""
     lines = []
     for err in exc.errors():
         where = ".".join(str(p) for p in err["loc"]) or "(top level)"
+        if option_names and err["loc"]:
+            where = "--" + str(err["loc"][0]).replace("_", "-")
         lines.append(f"{where}: {err['msg']}")
     return "; ".join(lines)
 
@@ -333,7 +336,7 @@ def load_settings_file(path: Path) -> Settings:
         if not hasattr(exc, "errors"):
             raise
         section = "[tool.prefixlint]" if path.name == "pyproject.toml" else ""
-        raise ConfigError(path, f"{section} {_format_validation(exc)}".strip()) from exc
+        raise ConfigError(path, f"{section} {format_validation(exc)}".strip()) from exc
     settings.root = str(path.parent.resolve())
     return settings
 

@@ -18,7 +18,14 @@ from typing import Any
 
 from prefixlint.cache import LintCache
 from prefixlint.checker import FileResult, check_source, dedupe, file_kind, read_source
-from prefixlint.config import ConfigError, Settings, config_file_in, load_settings_cached, load_settings_file
+from prefixlint.config import (
+    ConfigError,
+    Settings,
+    config_file_in,
+    format_validation,
+    load_settings_cached,
+    load_settings_file,
+)
 from prefixlint.diagnostics import Finding
 from prefixlint.suppressions import (
     UNUSED_CODE,
@@ -123,10 +130,10 @@ def apply_overrides(settings: Settings, overrides: dict[str, Any]) -> Settings:
     # Validate the merged values (e.g. an unknown provider given on the command line).
     try:
         validated = Settings.model_validate(merged.model_dump(by_alias=False))
-    except Exception as exc:  # pydantic ValidationError
-        raise ConfigError(
-            "command line", str(exc).splitlines()[-1] if str(exc) else "invalid option"
-        ) from exc
+    except ValueError as exc:  # pydantic's ValidationError
+        if not hasattr(exc, "errors"):
+            raise
+        raise ConfigError("command line", format_validation(exc, option_names=True)) from exc
     validated.root = settings.root
     return validated
 

@@ -48,6 +48,9 @@ def test_exit_codes_clean_findings_and_usage(tmp_path: Path) -> None:
     assert code == 2 and "missing.py: No such file or directory" in err
     code, _, err = invoke(["check", "--output-format", "xml"], tmp_path)
     assert code == 2 and "unknown format 'xml'" in err
+    code, _, err = invoke(["check", "--provider", "bogus", "ok.py"], tmp_path)
+    assert code == 2 and "command line: --provider: Value error, unknown provider 'bogus'" in err
+    assert "errors.pydantic.dev" not in err
 
 
 def test_bad_inputs_get_located_diagnostics_not_tracebacks(tmp_path: Path) -> None:
