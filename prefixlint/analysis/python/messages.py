@@ -343,13 +343,12 @@ def _cache_control(node: cst.BaseExpression, env: Env) -> CacheControl:
 
 def items(ev: Evaluator, node: cst.BaseExpression, env: Env) -> list[list[Segment]]:
     """Elements of a list-like expression (for ``join`` and tool lists), flagging set iteration."""
-    loc = env.mod.loc(node)
     if (
         isinstance(node, (cst.Name, cst.Attribute))
         and node_name(node) not in env.bindings
         and ev.is_set(node, env)
     ):
-        return [_unordered(ev, node, env, [static(env.mod.source(node), loc)])]
+        return [_unordered(ev, node, env, [static(env.mod.source(node), env.mod.loc(node))])]
     if isinstance(node, (cst.List, cst.Tuple)):
         out: list[list[Segment]] = []
         for el in node.elements:
@@ -361,7 +360,7 @@ def items(ev: Evaluator, node: cst.BaseExpression, env: Env) -> list[list[Segmen
     if isinstance(node, (cst.Set, cst.SetComp)) or (
         isinstance(node, cst.Call) and dotted_name(node.func) in ("set", "frozenset")
     ):
-        return [_unordered(ev, node, env, [static(env.mod.source(node), loc)])]
+        return [_unordered(ev, node, env, [static(env.mod.source(node), env.mod.loc(node))])]
     if isinstance(node, (cst.ListComp, cst.GeneratorExp)):
         gen = node.for_in
         binds = dict(env.bindings)
@@ -410,7 +409,7 @@ def items(ev: Evaluator, node: cst.BaseExpression, env: Env) -> list[list[Segmen
         if last == "zip" and node.args:
             return [seg for a in node.args for seg in items(ev, a.value, env)]
         if last == "range":
-            return [[static("", loc)]]
+            return [[static("", env.mod.loc(node))]]
         if isinstance(node.func, cst.Attribute) and last in ("values", "keys", "items"):
             base = ev.text(node.func.value, env)
             return [mark(base, repeated=True)]
