@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import hashlib
 import json
 import os
@@ -40,7 +41,8 @@ _CODE_FINGERPRINT: list[str] = []
 
 
 def code_fingerprint() -> str:
-    """Hash of the sorted ``(path, size, mtime_ns)`` of prefixlint's own files, once per process.
+    """Hash of the sorted ``(path, size, mtime_ns)`` of prefixlint's own files and of the names and
+    versions of installed third-party plugins, once per process.
 
     Covers every file of the installed package (``.py`` and data files, not ``__pycache__``): about
     130 ``stat`` calls, well under a millisecond, so it stays cheap on the warm path.
@@ -59,9 +61,25 @@ def code_fingerprint() -> str:
                     continue
                 rows.append(f"{os.path.relpath(full, _PACKAGE_DIR)}\0{st.st_size}\0{st.st_mtime_ns}")
         rows.sort()
+        rows.extend(third_party_plugins())
         digest = hashlib.blake2b("\n".join(rows).encode(), digest_size=8).hexdigest()
         _CODE_FINGERPRINT.append(f"{__version__}+{digest}")
     return _CODE_FINGERPRINT[0]
+
+
+@functools.cache
+def third_party_plugins() -> tuple[str, ...]:
+    """``entry-point=distribution==version`` for each plugin installed from outside prefixlint."""
+    from importlib.metadata import entry_points
+
+    found = set()
+    # prefixlint.plugins.ENTRY_POINT_GROUP, spelt out: that module costs more to import than this.
+    for ep in entry_points(group="prefixlint.plugins"):
+        if ep.value.split(":", 1)[0].startswith("prefixlint."):
+            continue
+        dist = ep.dist
+        found.add(f"{ep.name}={dist.name}=={dist.version}" if dist is not None else f"{ep.name}={ep.value}")
+    return tuple(sorted(found))
 
 
 # --- serialization ------------------------------------------------------------------------------

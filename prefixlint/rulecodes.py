@@ -17,7 +17,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from prefixlint.cache import code_fingerprint
+from prefixlint.cache import code_fingerprint, third_party_plugins
 
 _CODES: list[str] = []
 
@@ -34,17 +34,6 @@ def _registry_codes() -> list[str]:
     return [r.code for r in all_rules()]
 
 
-def _third_party_plugins() -> bool:
-    """True when an installed distribution adds a plugin from outside prefixlint."""
-    from importlib.metadata import entry_points
-
-    # prefixlint.plugins.ENTRY_POINT_GROUP, spelt out: that module costs more to import than this.
-    return any(
-        not ep.value.split(":", 1)[0].startswith("prefixlint.")
-        for ep in entry_points(group="prefixlint.plugins")
-    )
-
-
 def rule_codes() -> list[str]:
     """Every registered rule code, sorted (built-ins and plugin rules)."""
     base = sys.modules.get("prefixlint.rules.base")
@@ -52,7 +41,7 @@ def rule_codes() -> list[str]:
         return _registry_codes()  # rules may have been registered in this process: ask the registry
     if _CODES:
         return list(_CODES)
-    if _third_party_plugins():
+    if third_party_plugins():
         return _registry_codes()
     path = _user_cache_file()
     key = code_fingerprint()

@@ -135,12 +135,14 @@ def test_cli_fix_sort_keys_end_to_end(tmp_path: Path) -> None:
     assert code == 1 and "PFX401 [*]" in out
     code, out, _ = invoke(["check", "--no-cache", "--fix", "app.py"], tmp_path)
     fixed = path.read_text()
-    assert code == 0 and "json.dumps(tools_data, sort_keys=True)" in fixed, out
+    assert "json.dumps(tools_data, sort_keys=True)" in fixed, out
+    # what is left is the per-request tools text ahead of the rules, whose fix is unsafe
+    assert code == 1 and "PFX401" not in out and "PFX109" in out and "1 hidden fix" in out, out
     import libcst
 
     libcst.parse_module(fixed)
     code, _, _ = invoke(["check", "--no-cache", "--fix", "app.py"], tmp_path)
-    assert code == 0 and path.read_text() == fixed
+    assert code == 1 and path.read_text() == fixed
 
 
 def test_declared_source_encoding_is_read_and_kept(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -152,3 +154,40 @@ def test_declared_source_encoding_is_read_and_kept(tmp_path: Path, monkeypatch: 
     code, _, _ = invoke(["check", "--no-cache", "--fix", "latin.py"], tmp_path)
     assert code == 0
     assert path.read_bytes() == b"# -*- coding: latin-1 -*-\nname = 'caf\xe9'\n"
+
+
+@needs_analyzer
+def test_cli_unsafe_fix_moves_placeholder_line_of_template_constant(tmp_path: Path) -> None:
+    """A ``.format`` template defined in one module and filled in another: the unsafe fix moves the
+    per-request line to the end of the constant, in the module that defines it."""
+    prompts = tmp_path / "prompts.py"
+    prompts.write_text(
+        'SYSTEM_TEMPLATE = """Today is {today}.\n'
+        "You are the billing assistant for Acme. Follow the refund policy, cite the help centre,\n"
+        "never guess numbers, and keep answers under five sentences. Escalate legal questions.\n"
+        "Refunds are possible within 30 days; quote the customer's plan limits exactly.\n"
+        '"""\n'
+    )
+    (tmp_path / "agent.py").write_text(
+        "from datetime import date\n\nfrom openai import OpenAI\n\nfrom prompts import SYSTEM_TEMPLATE\n\n"
+        "client = OpenAI()\n\n\ndef ask(q):\n"
+        "    system = SYSTEM_TEMPLATE.format(today=date.today())\n"
+        "    return client.chat.completions.create(\n"
+        '        model="gpt-4.1",\n'
+        '        messages=[{"role": "system", "content": system}, {"role": "user", "content": q}],\n'
+        "    )\n"
+    )
+    code, out, _ = invoke(["check", "--no-cache", "--output-format", "concise", "agent.py"], tmp_path)
+    assert code == 1 and "prompts.py:1:31: PFX101" in out
+    code, out, _ = invoke(["check", "--no-cache", "--fix", "agent.py"], tmp_path)
+    assert code == 1 and "1 hidden fix can be enabled with the `--unsafe-fixes` option" in out, out
+    code, out, _ = invoke(["check", "--no-cache", "--fix", "--unsafe-fixes", "agent.py"], tmp_path)
+    fixed = prompts.read_text()
+    assert code == 0, out
+    assert fixed.startswith('SYSTEM_TEMPLATE = """You are the billing assistant')
+    assert fixed.endswith("plan limits exactly.\nToday is {today}.\n\"\"\"\n")
+    import libcst
+
+    libcst.parse_module(fixed)
+    code, _, _ = invoke(["check", "--no-cache", "--fix", "--unsafe-fixes", "agent.py"], tmp_path)
+    assert code == 0 and prompts.read_text() == fixed

@@ -412,3 +412,40 @@ def rules() -> str:
     hooks = next(lay for lay in result.layouts if "hooks" in lay.sink_name)
     assert next(s.text for s in hooks.segments if s.static) == "Be brief."
     assert first_dynamic_before(hooks, "careful payroll")
+
+
+def test_repeated_static_string_is_static_text(tmp_path: Path) -> None:
+    layout = only(
+        tmp_path,
+        OPENAI
+        + """
+from datetime import datetime
+POLICY = "Cite the help centre. " * 50
+
+def ask(q, names):
+    system = f"Now: {datetime.now()}\\n" + POLICY + 2 * "Be brief. " + names * 3
+    return client.chat.completions.create(model="gpt-4.1", messages=[
+        {"role": "system", "content": system}, {"role": "user", "content": q}])
+""",
+    )
+    system = [s for s in layout.segments if s.section is Section.SYSTEM]
+    static_text = "".join(s.text for s in system if s.static)
+    assert "Cite the help centre. " * 50 in static_text and "Be brief. Be brief. " in static_text
+    assert dyn(layout)[0] == ("timestamp", "request")
+    assert first_dynamic_before(layout, "Cite the help centre.")
+    # a dynamic operand stays dynamic, marked as repeated content
+    names = [s for s in system if not s.static and s.text == "names"]
+    assert names and names[0].repeated
+
+
+def test_project_index_parses_a_changed_module_again(tmp_path: Path) -> None:
+    """A module rewritten on disk (by ``--fix`` between rounds) is not served from the index."""
+    prompts = tmp_path / "prompts.py"
+    prompts.write_text('SYSTEM = "first"\n')
+    project = ProjectContext(tmp_path, Settings())
+    first = project.load(prompts)
+    assert first is not None and "SYSTEM" in first.assigns
+    assert project.load(prompts) is first  # unchanged: the same parse
+    prompts.write_text('SYSTEM = "second, longer"\nOTHER = 1\n')
+    second = project.load(prompts)
+    assert second is not None and second is not first and "OTHER" in second.assigns

@@ -40,11 +40,7 @@ def analyze_python(path: str, text: str, settings: Settings, project: ProjectCon
         # The native parser accepts some input (e.g. an identifier libcst's nodes reject).
         result.errors.append(AnalysisError(SourceLocation(path, 1), f"cannot parse: {exc}"))
         return result
-    try:
-        key = resolved(path)
-        project._modules[key] = mod
-    except OSError:
-        pass
+    project.remember(path, mod)
     ev = Evaluator(project, settings, catalog_for(settings))
     try:
         result.layouts = _layouts(ev, mod, settings)

@@ -96,6 +96,12 @@ class ModuleInfo:
         i = bisect_right(self.line_starts, offset) - 1
         return i + 1, offset - self.line_starts[i]
 
+    def offset(self, line: int, col: int) -> int:
+        """The character offset of a 1-based line and 0-based column (inverse of :meth:`line_col`)."""
+        if not self.line_starts:
+            self.line_starts = _line_starts(self.text)
+        return self.line_starts[min(max(line, 1), len(self.line_starts)) - 1] + col
+
     def start(self, node: cst.CSTNode) -> tuple[int, int] | None:
         """1-based line and 0-based column where ``node`` starts (None when unknown)."""
         sp = self.span(node)

@@ -127,6 +127,16 @@ class Evaluator(TemplateMixin):
                 if fix is not None:
                     left = [s if s.static or s.fixes else evolve(s, fixes=(fix,)) for s in left]
             return left + right
+        if isinstance(op, cst.Multiply):
+            repeated = _repetition(node)
+            if repeated is not None:
+                operand, count = repeated
+                segs = self.text(operand, env)
+                if is_static(segs):  # "rule. " * 40
+                    text = join_text(segs)
+                    count = min(count, MAX_REPEATED_CHARS // max(1, len(text)))
+                    return [static(text * count, env.mod.loc(node))]
+                return mark(segs, repeated=True)
         if isinstance(op, cst.Modulo):
             tmpl = self.template_source(node.left, env)
             if tmpl is not None:
@@ -864,3 +874,19 @@ def static_after_break(segs: list[Segment]) -> int:
         if seg.breaks_cache:
             return sum(len(s.text) for s in segs[i + 1 :] if s.static)
     return -1
+
+
+# A static string repeated by ``"text" * n`` is expanded up to this many characters.
+MAX_REPEATED_CHARS = 1_000_000
+
+
+def _repetition(node: cst.BinaryOperation) -> tuple[cst.BaseExpression, int] | None:
+    """``(operand, n)`` for ``operand * n`` or ``n * operand`` with a non-negative integer literal."""
+    for operand, count in ((node.left, node.right), (node.right, node.left)):
+        if isinstance(count, cst.Integer):
+            try:
+                n = int(count.value, 0)
+            except ValueError:
+                continue
+            return operand, max(0, n)
+    return None

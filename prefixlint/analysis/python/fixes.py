@@ -53,9 +53,28 @@ def move_line_to_end_fix(mod: ModuleInfo, fstring: cst.FormattedString, expr: cs
     quote = fstring.end
     cstart = fspan[0] + len(fstring.start)
     cend = fspan[1] - len(quote)
+    return _move_line(mod, cstart, cend, "\n" if len(quote) == 3 else "\\n", espan[0], espan[1])
+
+
+def move_template_line_to_end_fix(
+    mod: ModuleInfo, literal: cst.SimpleString, start: int, end: int
+) -> Fix | None:
+    """Move the line of a template string constant holding the placeholder at ``start:end`` to its end."""
+    span = mod.span(literal)
+    if span is None or "b" in literal.prefix.lower():
+        return None
+    triple = len(literal.quote) == 3
+    if not triple and "r" in literal.prefix.lower():
+        return None  # a raw one-line string has no line breaks to move around
+    cstart = span[0] + len(literal.prefix) + len(literal.quote)
+    cend = span[1] - len(literal.quote)
+    return _move_line(mod, cstart, cend, "\n" if triple else "\\n", start, end)
+
+
+def _move_line(mod: ModuleInfo, cstart: int, cend: int, sep: str, start: int, end: int) -> Fix | None:
+    """Move the line of the string body ``text[cstart:cend]`` holding ``start:end`` to the end."""
     content = mod.text[cstart:cend]
-    sep = "\n" if len(quote) == 3 else "\\n"
-    a, b = espan[0] - cstart, espan[1] - cstart
+    a, b = start - cstart, end - cstart
     if not (0 <= a <= b <= len(content)):
         return None
     ls = content.rfind(sep, 0, a)

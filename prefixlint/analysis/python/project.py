@@ -24,7 +24,9 @@ class ProjectContext:
     def __init__(self, root: Path, settings: Settings) -> None:
         self.root = Path(root).resolve()
         self.settings = settings
-        self._modules: dict[str, ModuleInfo | None] = {}
+        # path -> (mtime_ns and size when parsed, the module): a file changed since (by ``--fix``, or
+        # an editor in a long-lived process) is parsed again
+        self._modules: dict[str, tuple[tuple[int, int] | None, ModuleInfo | None]] = {}
         self._refs: dict[str, set[str]] = {}
         self._blob: bytes | None = None
         self._starts: list[int] = []
@@ -128,16 +130,29 @@ class ProjectContext:
     def load(self, path: Path | str) -> ModuleInfo | None:
         """The collected module at ``path`` (None when unreadable or unparsable)."""
         key = resolved(str(path))
-        if key in self._modules:
-            return self._modules[key]
-        self._modules[key] = None  # guards against import cycles while parsing
+        sig = _signature(key)
+        hit = self._modules.get(key)
+        if hit is not None and hit[0] == sig:
+            return hit[1]
+        if hit is not None:  # changed on disk: what was read from it before is stale too
+            self._refs.clear()
+            self._blob = None
+        self._modules[key] = (sig, None)  # guards against import cycles while parsing
         try:
             text = Path(key).read_text("utf-8")
             info = parse_module(key, text)
         except Exception:
             info = None
-        self._modules[key] = info
+        self._modules[key] = (sig, info)
         return info
+
+    def remember(self, path: str, info: ModuleInfo) -> None:
+        """Keep a module the analyzer parsed itself (the file being linted) for later imports."""
+        try:
+            key = resolved(path)
+        except (OSError, RuntimeError):  # an unresolvable path (a symlink loop)
+            return
+        self._modules[key] = (_signature(key), info)
 
     def resolve_import(self, importer: str, module: str, level: int) -> ModuleInfo | None:
         f = self.module_file(importer, module, level)
@@ -158,6 +173,14 @@ def _whole_identifier(blob: bytes, i: int, n: int) -> bool:
     while j > 0 and blob[j - 1] in _DIGITS:
         j -= 1
     return j == 0 or blob[j - 1] not in _IDENT_BYTES
+def _signature(path: str) -> tuple[int, int] | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_mtime_ns, st.st_size
+
+
 _SKIP_DIRS = {"node_modules", "venv", "site-packages", "__pycache__", "build", "dist", "env"}
 MAX_INDEXED_FILES = 20000
 

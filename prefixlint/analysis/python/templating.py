@@ -15,11 +15,13 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from prefixlint.analysis.python.collect import evaluated
+from prefixlint.analysis.python import fixes
+from prefixlint.analysis.python.collect import ModuleInfo, evaluated
 from prefixlint.analysis.python.env import Env
 from prefixlint.analysis.python.resolve import find_param, local_ops, ops_before
 from prefixlint.analysis.python.sources import dotted_name, is_static, join_text, static, with_chain
 from prefixlint.analysis.result import AnalysisError
+from prefixlint.edits import Fix
 from prefixlint.layout import Section, Segment, SourceLocation, Timing, evolve
 
 if TYPE_CHECKING:
@@ -35,6 +37,9 @@ class TemplateSrc:
     line_offset: int = 0
     col_offset: int = 0
     chain: tuple[SourceLocation, ...] = ()
+    # the string constant the text was read from, and its module: a fix can move a line of it
+    literal: cst.SimpleString | None = None
+    module: ModuleInfo | None = None
 
 
 class TemplateMixin:
@@ -56,7 +61,19 @@ class TemplateMixin:
                 body = node.value[len(node.prefix) + len(node.quote) :]
                 if body.startswith("\\\n"):
                     line, col = line + 1, 0
+            if isinstance(node, cst.SimpleString):
+                return TemplateSrc(val, mod.path, line, col, literal=node, module=mod)
             return TemplateSrc(val, mod.path, line, col)
+        if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Add):
+            # ``"""... {date} ...""" + RULES``: a template followed by plain static text
+            head = self.template_source(node.left, env, depth + 1)
+            tail = self.text(node.right, env)  # type: ignore[attr-defined]
+            if head is None or not is_static(tail):
+                return None
+            rest = join_text(tail)
+            if any(mark in rest for mark in "{}$%"):
+                return None  # its placeholders would be placed as if they continued the head
+            return evolve(head, text=head.text + rest, literal=None)  # (a moved line would stay ahead of it)
         if isinstance(node, cst.Name) and node.value in env.bindings and is_static(env.bindings[node.value]):
             segs = env.bindings[node.value]
             first = segs[0].location if segs else None
@@ -318,8 +335,22 @@ class TemplateMixin:
                 timing = seg.timing
                 if env.timing is Timing.PROCESS and timing is Timing.REQUEST and seg.label not in binds:
                     timing = Timing.REQUEST
-                out.append(evolve(seg, chain=(*tmpl.chain, *seg.chain)))
+                out.append(evolve(seg, chain=(*tmpl.chain, *seg.chain), fixes=_move_fix(tmpl, seg)))
         return with_chain(out, loc)
+
+
+def _move_fix(tmpl: TemplateSrc, seg: Segment) -> tuple[Fix, ...]:
+    """An unsafe fix moving the line of a per-request placeholder to the end of its string constant."""
+    mod, loc = tmpl.module, seg.location
+    if seg.fixes or tmpl.literal is None or mod is None or loc is None or not seg.breaks_cache:
+        return seg.fixes
+    if loc.path != mod.path or loc.end_line is None or loc.end_col is None:
+        return seg.fixes
+    start, end = mod.offset(loc.line, loc.col), mod.offset(loc.end_line, loc.end_col)
+    if not mod.text[start:end].startswith(("{", "$", "%")):
+        return seg.fixes  # the location does not point at the placeholder in this source
+    fix = fixes.move_template_line_to_end_fix(mod, tmpl.literal, start, end)
+    return (fix,) if fix is not None else seg.fixes
 
 
 def _chained(got: TemplateSrc | None, loc: SourceLocation | None) -> TemplateSrc | None:
