@@ -131,7 +131,25 @@ def builtin_catalog() -> Catalog:
 
 
 def catalog_for(settings: object | None = None) -> Catalog:
-    """The built-in catalog extended with ``dynamic-sources`` from settings and plugin entries."""
+    """The built-in catalog extended with ``dynamic-sources`` from settings and plugin entries.
+
+    One catalog per distinct set of sources, so its remembered answers serve every file.
+    """
+    sources = tuple(
+        (src.pattern, src.kind, src.match) for src in getattr(settings, "dynamic_sources", None) or ()
+    )
+    got = _CATALOGS.get(sources)
+    if got is None:
+        if len(_CATALOGS) > 32:
+            _CATALOGS.clear()
+        got = _CATALOGS[sources] = _build_catalog(sources)
+    return got
+
+
+_CATALOGS: dict[tuple[tuple[str, str, str], ...], Catalog] = {}
+
+
+def _build_catalog(sources: tuple[tuple[str, str, str], ...]) -> Catalog:
     base = builtin_catalog()
     from prefixlint.plugins import load_plugins
 
@@ -140,12 +158,12 @@ def catalog_for(settings: object | None = None) -> Catalog:
     for plugin in load_plugins():
         for kind, pats in plugin.dynamic_calls.items():
             extra_calls.setdefault(DynamicKind(kind), []).extend(pats)
-    for src in getattr(settings, "dynamic_sources", None) or ():
-        kind = DynamicKind(src.kind)
-        if src.match == "call":
-            extra_calls.setdefault(kind, []).append(src.pattern)
+    for pattern, kind_name, match in sources:
+        kind = DynamicKind(kind_name)
+        if match == "call":
+            extra_calls.setdefault(kind, []).append(pattern)
         else:
-            extra_names.append((src.pattern, kind))
+            extra_names.append((pattern, kind))
     if not extra_calls and not extra_names:
         return base
     return base.extended(extra_calls, extra_names)
