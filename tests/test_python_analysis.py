@@ -449,3 +449,25 @@ def test_project_index_parses_a_changed_module_again(tmp_path: Path) -> None:
     prompts.write_text('SYSTEM = "second, longer"\nOTHER = 1\n')
     second = project.load(prompts)
     assert second is not None and second is not first and "OTHER" in second.assigns
+
+
+def test_dynamic_branch_is_kept_when_the_other_branch_is_static(tmp_path: Path) -> None:
+    """``if/else`` assigning the prompt two ways: the dynamic way is reported, as conditional."""
+    layout = only(
+        tmp_path,
+        OPENAI
+        + f"""
+from datetime import datetime
+
+def ask(q, detailed):
+    if detailed:
+        system = f"Now: {{datetime.now()}}\\n{RULES}"
+    else:
+        system = "{RULES}"
+    return client.chat.completions.create(model="gpt-4.1", messages=[
+        {{"role": "system", "content": system}}, {{"role": "user", "content": q}}])
+""",
+    )
+    stamp = next(s for s in layout.segments if not s.static and s.kind is DynamicKind.TIMESTAMP)
+    assert stamp.conditional
+    assert first_dynamic_before(layout, "careful payroll assistant")

@@ -253,7 +253,14 @@ class Evaluator(TemplateMixin):
             sub = env.at(op.pos)
             if op.kind == "assign":
                 new = self.text(op.value, sub)
-                segs = mark(new, conditional=True) if op.conditional and segs and not is_static(new) else new
+                if op.conditional and segs and not is_static(segs) and is_static(new):
+                    # ``if c: s = f"{now}..."`` / ``else: s = "..."``: the value may still be the
+                    # dynamic one, which a static branch does not make safe
+                    segs = mark(segs, conditional=True)
+                elif op.conditional and segs and not is_static(new):
+                    segs = mark(new, conditional=True)
+                else:
+                    segs = new
             elif op.kind == "aug":
                 add = self.text(op.value, sub)
                 if op.conditional:
