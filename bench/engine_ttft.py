@@ -37,8 +37,15 @@ from prefixlint.engine import llm_engine as engine_loop  # noqa: E402
 
 # 4 narrow layers (8 query heads, 2 KV heads): a 4k-token prefill is about a second on one core,
 # long enough that timer noise does not matter, short enough for the whole script to take minutes.
-BENCH_MODEL = ModelConfig("bench-cpu", hidden_size=256, intermediate_size=704, num_layers=4, num_heads=8,
-                          num_kv_heads=2, head_dim=32)
+BENCH_MODEL = ModelConfig(
+    "bench-cpu",
+    hidden_size=256,
+    intermediate_size=704,
+    num_layers=4,
+    num_heads=8,
+    num_kv_heads=2,
+    head_dim=32,
+)
 SECTION = "Engine TTFT (CPU)"
 
 
@@ -68,8 +75,14 @@ def _median(xs: list[float]) -> float:
     return statistics.median(xs)
 
 
-def _measure_length(n: int, args: argparse.Namespace, engines: dict[str, LLMEngine], dense_model: object,
-                    params: SamplingParams, ids: Callable[[int], list[int]]) -> dict:
+def _measure_length(
+    n: int,
+    args: argparse.Namespace,
+    engines: dict[str, LLMEngine],
+    dense_model: object,
+    params: SamplingParams,
+    ids: Callable[[int], list[int]],
+) -> dict:
     """All cells at prompt length ``n``, interleaved rep by rep."""
     cells: dict[str, list[float]] = {}
     shares: dict[str, list[float]] = {"hit": [], "miss": []}
@@ -108,10 +121,13 @@ def _measure_length(n: int, args: argparse.Namespace, engines: dict[str, LLMEngi
         "estimator": "min",
         "median_s": {k: _median(v) for k, v in cells.items()},
         "dense_s": best["dense"],
-        "miss_s_checks_on": best["miss_on"], "miss_s_checks_off": best["miss_off"],
-        "hit_s_checks_on": best["hit_on"], "hit_s_checks_off": best["hit_off"],
+        "miss_s_checks_on": best["miss_on"],
+        "miss_s_checks_off": best["miss_off"],
+        "hit_s_checks_on": best["hit_on"],
+        "hit_s_checks_off": best["hit_off"],
         "cached_tokens": min(cached),
-        "check_share_miss": _median(shares["miss"]), "check_share_hit": _median(shares["hit"]),
+        "check_share_miss": _median(shares["miss"]),
+        "check_share_hit": _median(shares["hit"]),
         "raw": cells,
     }
 
@@ -134,9 +150,18 @@ def measure(args: argparse.Namespace) -> dict:
 
     max_len = max(lengths) + args.block_size
     engines = {
-        tag: LLMEngine(EngineConfig(model=mc, device="cpu", dtype="float32", max_model_len=max_len,
-                                    max_num_batched_tokens=max_len, integrity_checks=tag == "on",
-                                    block_size=args.block_size, seed=0))
+        tag: LLMEngine(
+            EngineConfig(
+                model=mc,
+                device="cpu",
+                dtype="float32",
+                max_model_len=max_len,
+                max_num_batched_tokens=max_len,
+                integrity_checks=tag == "on",
+                block_size=args.block_size,
+                seed=0,
+            )
+        )
         for tag in ("on", "off")
     }
     # The floor: the same weights, one plain dense causal forward, no paging, no cache.
@@ -145,8 +170,14 @@ def measure(args: argparse.Namespace) -> dict:
     dense_model.forward_dense(torch.tensor(ids(64)))
     for eng in engines.values():
         eng.generate(ids(64), params)
-    res: dict = {"model": mc.name, "params": mc.num_params(), "threads": torch.get_num_threads(),
-                 "suffix_tokens": args.suffix, "reps": args.reps, "lengths": {}}
+    res: dict = {
+        "model": mc.name,
+        "params": mc.num_params(),
+        "threads": torch.get_num_threads(),
+        "suffix_tokens": args.suffix,
+        "reps": args.reps,
+        "lengths": {},
+    }
 
     for n in lengths:
         res["lengths"][str(n)] = _measure_length(n, args, engines, dense_model, params, ids)
@@ -160,15 +191,18 @@ def measure(args: argparse.Namespace) -> dict:
     res["goals"] = {
         "miss_at_most_1.3x_dense": all(r["miss_over_dense"] <= 1.3 for r in res["lengths"].values()),
         f"hit_at_least_20x_at_{max(lengths)}": top["speedup"] >= 20.0,
-        "checks_under_1pct_of_ttft": all(max(r["check_share_hit"], r["check_share_miss"]) < 0.01
-                                         for r in res["lengths"].values()),
+        "checks_under_1pct_of_ttft": all(
+            max(r["check_share_hit"], r["check_share_miss"]) < 0.01 for r in res["lengths"].values()
+        ),
     }
     return res
 
 
-NOTE = ("*Checks in TTFT* is the time spent inside the KV ownership checks (`verify`) as a share of each "
-        "request's TTFT, measured directly; *checks on vs off* compares two engines request by request "
-        "and carries the machine's timing noise, so on a busy machine read the first.")
+NOTE = (
+    "*Checks in TTFT* is the time spent inside the KV ownership checks (`verify`) as a share of each "
+    "request's TTFT, measured directly; *checks on vs off* compares two engines request by request "
+    "and carries the machine's timing noise, so on a busy machine read the first."
+)
 
 
 def _load_note(res: dict) -> str:
@@ -178,8 +212,10 @@ def _load_note(res: dict) -> str:
 
 def table(res: dict) -> str:
     """Markdown table of the results."""
-    head = ("| prompt | dense floor | miss | miss/dense | hit (+{s} new) | cached | speedup | "
-            "checks in TTFT (hit / miss) | checks on vs off (hit / miss) |").format(s=res["suffix_tokens"])
+    head = (
+        "| prompt | dense floor | miss | miss/dense | hit (+{s} new) | cached | speedup | "
+        "checks in TTFT (hit / miss) | checks on vs off (hit / miss) |"
+    ).format(s=res["suffix_tokens"])
     lines = [head, "|" + "---|" * 9]
     for n, r in res["lengths"].items():
         lines.append(
@@ -199,8 +235,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--suffix", type=int, default=64, help="new tokens after the cached prefix")
     ap.add_argument("--reps", type=int, default=5, help="timed requests per cell (best reported)")
     ap.add_argument("--block-size", type=int, default=16)
-    ap.add_argument("--threads", type=int, default=1,
-                    help="torch threads (default 1: stable timings on a shared machine; 0 = all cores)")
+    ap.add_argument(
+        "--threads",
+        type=int,
+        default=1,
+        help="torch threads (default 1: stable timings on a shared machine; 0 = all cores)",
+    )
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--json", type=Path, default=HERE / "out" / "engine_ttft.json")
     ap.add_argument("--no-record", action="store_true", help="do not append to bench/RESULTS.md")
@@ -222,11 +262,13 @@ def main(argv: list[str] | None = None) -> int:
     print(f"wrote {args.json} ({res['wall_s']:.0f} s)")
     if not args.no_record:
         mc = res["model"]
-        entry = (f"### {res['date']}: {res['machine']}\n\n"
-                 f"Model `{mc}` ({res['params'] / 1e6:.0f}M parameters incl. the cl100k embedding), fp32, "
-                 f"{res['threads']} torch thread(s), best of {res['reps']} requests per cell, engine-side "
-                 f"TTFT (arrival to first sampled token), `python bench/engine_ttft.py`"
-                 f"{_load_note(res)}.\n\n{md}\n\n{NOTE}\n")
+        entry = (
+            f"### {res['date']}: {res['machine']}\n\n"
+            f"Model `{mc}` ({res['params'] / 1e6:.0f}M parameters incl. the cl100k embedding), fp32, "
+            f"{res['threads']} torch thread(s), best of {res['reps']} requests per cell, engine-side "
+            f"TTFT (arrival to first sampled token), `python bench/engine_ttft.py`"
+            f"{_load_note(res)}.\n\n{md}\n\n{NOTE}\n"
+        )
         print(f"recorded in {record(SECTION, entry)}")
     return 0
 

@@ -56,11 +56,18 @@ def hf_floor(mc: Any, device: Any, dtype: Any, max_len: int) -> tuple[Any, str]:
     import torch
 
     cfg = LlamaConfig(
-        vocab_size=mc.vocab_size, hidden_size=mc.hidden_size, intermediate_size=mc.intermediate_size,
-        num_hidden_layers=mc.num_layers, num_attention_heads=mc.num_heads,
-        num_key_value_heads=mc.num_kv_heads, head_dim=mc.head_dim, rope_theta=mc.rope_theta,
-        rms_norm_eps=mc.rms_norm_eps, tie_word_embeddings=mc.tie_word_embeddings,
-        max_position_embeddings=max(max_len, 8192), attention_bias=mc.qkv_bias,
+        vocab_size=mc.vocab_size,
+        hidden_size=mc.hidden_size,
+        intermediate_size=mc.intermediate_size,
+        num_hidden_layers=mc.num_layers,
+        num_attention_heads=mc.num_heads,
+        num_key_value_heads=mc.num_kv_heads,
+        head_dim=mc.head_dim,
+        rope_theta=mc.rope_theta,
+        rms_norm_eps=mc.rms_norm_eps,
+        tie_word_embeddings=mc.tie_word_embeddings,
+        max_position_embeddings=max(max_len, 8192),
+        attention_bias=mc.qkv_bias,
         attn_implementation="sdpa",
     )
     with torch.device(device):
@@ -114,10 +121,18 @@ def measure(args: argparse.Namespace, checkpoint: Callable[[dict], None] | None 
     def left() -> float:
         return args.budget_s - (time.perf_counter() - t_start)
 
-    res: dict = {"preset": mc.name, "params": mc.num_params(), "device": str(device), "dtype": str(dtype),
-                 "suffix_tokens": args.suffix, "reps": args.reps, "lengths": {}, "skipped": [],
-                 "gpu": torch.cuda.get_device_name(device) if device.type == "cuda" else None,
-                 "torch": torch.__version__}
+    res: dict = {
+        "preset": mc.name,
+        "params": mc.num_params(),
+        "device": str(device),
+        "dtype": str(dtype),
+        "suffix_tokens": args.suffix,
+        "reps": args.reps,
+        "lengths": {},
+        "skipped": [],
+        "gpu": torch.cuda.get_device_name(device) if device.type == "cuda" else None,
+        "torch": torch.__version__,
+    }
     if device.type == "cpu":
         torch.set_num_threads(args.threads or os.cpu_count() or 1)
 
@@ -148,11 +163,19 @@ def measure(args: argparse.Namespace, checkpoint: Callable[[dict], None] | None 
     # 2. The engine: a pool for a few contexts of the longest length, one-step prefill.
     blocks_per_ctx = -(-max_len // args.block_size)
     try:
-        eng = LLMEngine(EngineConfig(
-            preset=args.preset, device=str(device), dtype=args.dtype, block_size=args.block_size,
-            max_model_len=max_len, max_num_batched_tokens=args.max_batched_tokens or max_len,
-            num_blocks=args.contexts_in_pool * blocks_per_ctx, integrity_checks=True, seed=0,
-        ))
+        eng = LLMEngine(
+            EngineConfig(
+                preset=args.preset,
+                device=str(device),
+                dtype=args.dtype,
+                block_size=args.block_size,
+                max_model_len=max_len,
+                max_num_batched_tokens=args.max_batched_tokens or max_len,
+                num_blocks=args.contexts_in_pool * blocks_per_ctx,
+                integrity_checks=True,
+                seed=0,
+            )
+        )
         params = SamplingParams(max_tokens=1, temperature=0.0)
         _generate(eng, ids(64), params)
     except Exception as exc:  # report what broke, keep the floor numbers
@@ -166,7 +189,8 @@ def measure(args: argparse.Namespace, checkpoint: Callable[[dict], None] | None 
         row: dict[str, Any] = {}
         try:
             engine_dense = statistics.median(
-                time_floor(eng.runner.model, "engine", n, ids, device, args.reps))
+                time_floor(eng.runner.model, "engine", n, ids, device, args.reps)
+            )
             _generate(eng, ids(n), params)  # warm-up at this shape
             miss = [_generate(eng, ids(n), params).ttft_s for _ in range(args.reps)]
             shared = ids(n - args.suffix)
@@ -205,18 +229,22 @@ def _generate(eng: Any, prompt: list[int], params: Any) -> Any:
 def table(res: dict) -> str:
     """Markdown table of a run."""
     kind = "HF SDPA" if res.get("floor_kind") == "hf-sdpa" else "engine forward_dense"
-    lines = [f"| prompt | floor ({kind}) | "
-             f"engine dense | engine miss | miss/floor | engine hit (+{res['suffix_tokens']} new) | cached | "
-             "speedup |",
-             "|---|---|---|---|---|---|---|---|"]
+    lines = [
+        f"| prompt | floor ({kind}) | "
+        f"engine dense | engine miss | miss/floor | engine hit (+{res['suffix_tokens']} new) | cached | "
+        "speedup |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
     for n, r in res["lengths"].items():
         ratio = f"{r['miss_over_floor']:.2f}x" if r["miss_over_floor"] else "-"
         floor = f"{r['floor_s'] * 1e3:.1f} ms" if r["floor_s"] else "-"
         if r["floor_kind"] != res.get("floor_kind"):
             floor += " (engine dense)"
-        lines.append(f"| {int(n):,} | {floor} | {r['engine_dense_s'] * 1e3:.1f} ms | "
-                     f"{r['miss_s'] * 1e3:.1f} ms | {ratio} | {r['hit_s'] * 1e3:.1f} ms | "
-                     f"{r['cached_tokens']:,} | {r['speedup']:.1f}x |")
+        lines.append(
+            f"| {int(n):,} | {floor} | {r['engine_dense_s'] * 1e3:.1f} ms | "
+            f"{r['miss_s'] * 1e3:.1f} ms | {ratio} | {r['hit_s'] * 1e3:.1f} ms | "
+            f"{r['cached_tokens']:,} | {r['speedup']:.1f}x |"
+        )
     lines.append("")
     lines.append(f"Floor: {res['floor']}.")
     if res["skipped"]:
@@ -227,11 +255,13 @@ def table(res: dict) -> str:
 def entry(res: dict) -> str:
     """The RESULTS.md entry of a run."""
     where = res.get("machine") or res.get("gpu") or res["device"]
-    return (f"### {res.get('date', '?')}: {where}\n\n"
-            f"Preset `{res['preset']}` ({res['params'] / 1e9:.2f}B parameters, random weights), "
-            f"{res['dtype']}, {res['device']}, torch {res['torch']}, median of {res['reps']} requests "
-            f"per cell, engine-side TTFT, `python bench/gpu_ttft.py` ({res['wall_s']:.0f} s).\n\n"
-            f"{table(res)}\n")
+    return (
+        f"### {res.get('date', '?')}: {where}\n\n"
+        f"Preset `{res['preset']}` ({res['params'] / 1e9:.2f}B parameters, random weights), "
+        f"{res['dtype']}, {res['device']}, torch {res['torch']}, median of {res['reps']} requests "
+        f"per cell, engine-side TTFT, `python bench/gpu_ttft.py` ({res['wall_s']:.0f} s).\n\n"
+        f"{table(res)}\n"
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -251,8 +281,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--budget-s", type=float, default=420.0, help="skip what is left after this")
     ap.add_argument("--out-dir", type=Path, default=None, help="default $OUT, else bench/out")
-    ap.add_argument("--record", type=Path, default=None,
-                    help="append the run in this JSON file to bench/RESULTS.md and exit")
+    ap.add_argument(
+        "--record",
+        type=Path,
+        default=None,
+        help="append the run in this JSON file to bench/RESULTS.md and exit",
+    )
     args = ap.parse_args(argv)
 
     from results_md import machine, record, stamp

@@ -40,8 +40,12 @@ def pct(values: list[float], q: float) -> float:
 
 def run_size(url: str, size: int, conversations: int, turns: int, background: bool) -> dict:
     plain = openai.OpenAI(base_url=url + "/v1", api_key="bench", max_retries=0)
-    wrapped = sdk.wrap(openai.OpenAI(base_url=url + "/v1", api_key="bench", max_retries=0), tenant="acme",
-                       log_level=None, background=background)
+    wrapped = sdk.wrap(
+        openai.OpenAI(base_url=url + "/v1", api_key="bench", max_retries=0),
+        tenant="acme",
+        log_level=None,
+        background=background,
+    )
     state = wrapped._prefixlint_state
     wall: list[float] = []
     cpu: list[float] = []
@@ -59,6 +63,7 @@ def run_size(url: str, size: int, conversations: int, turns: int, background: bo
                 wall[-1] += dw
                 cpu[-1] += dc
             return out
+
         return inner
 
     state.prepare = timed(orig_prepare, True)
@@ -83,20 +88,28 @@ def run_size(url: str, size: int, conversations: int, turns: int, background: bo
     snap = sdk.stats(wrapped)  # flushes background work
     diffs = [w - p for w, p in zip(t_wrapped, t_plain, strict=True)]
     return {
-        "size": size, "calls": len(t_wrapped), "mode": "background" if background else "inline",
+        "size": size,
+        "calls": len(t_wrapped),
+        "mode": "background" if background else "inline",
         "plain": (pct(t_plain, 0.5), pct(t_plain, 0.99)),
         "wrapped": (pct(t_wrapped, 0.5), pct(t_wrapped, 0.99)),
         "added": (statistics.median(diffs), pct(diffs, 0.99)),
-        "inside": (pct(wall, 0.5), pct(wall, 0.99)), "cpu": (pct(cpu, 0.5), pct(cpu, 0.99)),
+        "inside": (pct(wall, 0.5), pct(wall, 0.99)),
+        "cpu": (pct(cpu, 0.5), pct(cpu, 0.99)),
         "hit_rate": snap.hit_rate,
     }
 
 
 def start_server() -> tuple[subprocess.Popen, str]:
     """The provider server in its own process, so it does not share the GIL with the client."""
-    proc = subprocess.Popen([sys.executable, str(ROOT / "tests" / "sdk_server.py"), "chars"],
-                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, cwd=ROOT,
-                            env={**os.environ, "PYTHONPATH": str(ROOT)})
+    proc = subprocess.Popen(
+        [sys.executable, str(ROOT / "tests" / "sdk_server.py"), "chars"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
     url = proc.stdout.readline().strip()  # type: ignore[union-attr]
     if not url:
         raise RuntimeError("server did not start")
@@ -114,15 +127,20 @@ def main() -> None:
     try:
         # warm up: tokenizer load, connection pools
         run_size(url, 1000, 1, 2, False)
-        rows = [run_size(url, int(s), args.conversations, args.turns, bg)
-                for bg in (False, True) for s in args.sizes.split(",")]
+        rows = [
+            run_size(url, int(s), args.conversations, args.turns, bg)
+            for bg in (False, True)
+            for s in args.sizes.split(",")
+        ]
     finally:
         proc.stdin.close()  # type: ignore[union-attr]
         proc.wait(timeout=10)
     lines = []
-    lines.append("| conversation | accounting | calls | unwrapped p50 / p99 ms | wrapped p50 / p99 ms "
-          "| added p50 / p99 ms (paired) | in wrapper, wall p50 / p99 ms | in wrapper, CPU p50 / p99 ms "
-          "| hit rate |")
+    lines.append(
+        "| conversation | accounting | calls | unwrapped p50 / p99 ms | wrapped p50 / p99 ms "
+        "| added p50 / p99 ms (paired) | in wrapper, wall p50 / p99 ms | in wrapper, CPU p50 / p99 ms "
+        "| hit rate |"
+    )
     lines.append("|---|---|---|---|---|---|---|---|---|")
     for r in rows:
         cells = [f"{r['size'] // 1000}k tokens", r["mode"], str(r["calls"])]

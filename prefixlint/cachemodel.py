@@ -83,7 +83,6 @@ class CacheModel:
         ttls = {"5m": spec.rules_for(model).ttl_seconds, **spec.extended_ttls}
         return cls(spec.rules_for(model), ttls=ttls, lookback=int(spec.raw.get("lookback_blocks", 20)), **kw)
 
-
     def _ttl(self, label: str | None, default: float | None = None) -> float:
         if default is not None:
             return default
@@ -280,8 +279,18 @@ def pieces_from_ids(ids: Sequence[int], block: int = SKETCH_BLOCK) -> list[Piece
         digest = blake2b(data, digest_size=16).digest()
         prev = blake2b(prev + digest, digest_size=16).digest()
         sketch = (hash(tuple(chunk)),) if len(chunk) == block else ()
-        out.append(Piece(f"ids[{i}:{i + len(chunk)}]", Section.MESSAGES, None, len(chunk), digest, prev,
-                         i + len(chunk), sketch))
+        out.append(
+            Piece(
+                f"ids[{i}:{i + len(chunk)}]",
+                Section.MESSAGES,
+                None,
+                len(chunk),
+                digest,
+                prev,
+                i + len(chunk),
+                sketch,
+            )
+        )
     return out
 
 
@@ -298,6 +307,19 @@ def pieces_from_layout(layout: Layout) -> list[Piece]:
         prev = blake2b(prev + digest, digest_size=16).digest()
         end += seg.tokens
         ttl = seg.cache_control.ttl if seg.cache_control else None
-        out.append(Piece(seg.label or f"segments[{i}]", seg.section, seg.role, seg.tokens, digest, prev, end,
-                         (), seg.static, ttl, seg.message_index))
+        out.append(
+            Piece(
+                seg.label or f"segments[{i}]",
+                seg.section,
+                seg.role,
+                seg.tokens,
+                digest,
+                prev,
+                end,
+                (),
+                seg.static,
+                ttl,
+                seg.message_index,
+            )
+        )
     return out

@@ -288,8 +288,12 @@ def merge_adjacent_static(segments: Sequence[Segment]) -> list[Segment]:
             and prev.conditional == seg.conditional
             and prev.repeated == seg.repeated
         ):
-            out[-1] = evolve(prev, text=prev.text + seg.text, tokens=prev.tokens + seg.tokens,
-                              cache_control=seg.cache_control)
+            out[-1] = evolve(
+                prev,
+                text=prev.text + seg.text,
+                tokens=prev.tokens + seg.tokens,
+                cache_control=seg.cache_control,
+            )
         else:
             out.append(seg)
     return out

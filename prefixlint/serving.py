@@ -20,8 +20,9 @@ class BackgroundServer:
     ) -> None:
         import uvicorn
 
-        config = uvicorn.Config(app, host=host, port=0, log_level="warning", lifespan=lifespan,
-                                access_log=False)
+        config = uvicorn.Config(
+            app, host=host, port=0, log_level="warning", lifespan=lifespan, access_log=False
+        )
         self._server = uvicorn.Server(config)
         self._thread = threading.Thread(target=self._server.run, name="prefixlint-http", daemon=True)
         self._host = host
@@ -47,8 +48,9 @@ class BackgroundServer:
 
 
 @contextlib.contextmanager
-def serve_in_thread(app: Any, host: str = "127.0.0.1", timeout: float = 30.0,
-                    lifespan: str = "off") -> Iterator[str]:
+def serve_in_thread(
+    app: Any, host: str = "127.0.0.1", timeout: float = 30.0, lifespan: str = "off"
+) -> Iterator[str]:
     """Serve ``app`` for the duration of the ``with`` block; yields the base URL."""
     server = BackgroundServer(app, host=host, timeout=timeout, lifespan=lifespan)
     url = server.start()

@@ -40,8 +40,12 @@ class SharedPrefix:
 
 
 def shared_prefix(
-    a: Mapping[str, Any], b: Mapping[str, Any], provider: str | None = None, api: str | None = None,
-    through_sdk: bool = True, placement: str = "last_user",
+    a: Mapping[str, Any],
+    b: Mapping[str, Any],
+    provider: str | None = None,
+    api: str | None = None,
+    through_sdk: bool = True,
+    placement: str = "last_user",
 ) -> SharedPrefix:
     """The shared static prefix of two request bodies (volatile values moved first if ``through_sdk``)."""
     from prefixlint.sdk.volatile import move_volatile
@@ -65,8 +69,14 @@ def shared_prefix(
             tx, ty = x.text or "", y.text or ""
             while i < min(len(tx), len(ty)) and tx[i] == ty[i]:
                 i += 1
-            return SharedPrefix(shared, pa[-1].end, pb[-1].end, y.path, tx[max(0, i - 20) : i + 40],
-                                ty[max(0, i - 20) : i + 40])
+            return SharedPrefix(
+                shared,
+                pa[-1].end,
+                pb[-1].end,
+                y.path,
+                tx[max(0, i - 20) : i + 40],
+                ty[max(0, i - 20) : i + 40],
+            )
         shared = x.end
     return SharedPrefix(shared, pa[-1].end if pa else 0, pb[-1].end if pb else 0)
 
@@ -81,8 +91,12 @@ def assert_shared_prefix(
     """Render ``build`` with two sets of volatile inputs; assert a shared prefix of ``min_tokens``."""
     result = shared_prefix(build(**inputs_a), build(**inputs_b), **kwargs)
     if result.tokens < min_tokens:
-        where = f" first divergence at {result.path}: {result.excerpt_a!r} vs {result.excerpt_b!r}" \
-            if result.path else ""
+        where = (
+            f" first divergence at {result.path}: {result.excerpt_a!r} vs {result.excerpt_b!r}"
+            if result.path
+            else ""
+        )
         raise AssertionError(
-            f"the two renderings share {result.tokens} prefix tokens, fewer than {min_tokens};{where}")
+            f"the two renderings share {result.tokens} prefix tokens, fewer than {min_tokens};{where}"
+        )
     return result

@@ -179,9 +179,13 @@ class ProviderServer:
         elif self.mode == "under":
             cached = 0
         if api == "responses":
-            return {"input_tokens": prompt, "output_tokens": 5, "total_tokens": prompt + 5,
-                    "input_tokens_details": {"cached_tokens": cached},
-                    "output_tokens_details": {"reasoning_tokens": 0}}
+            return {
+                "input_tokens": prompt,
+                "output_tokens": 5,
+                "total_tokens": prompt + 5,
+                "input_tokens_details": {"cached_tokens": cached},
+                "output_tokens_details": {"reasoning_tokens": 0},
+            }
         usage: dict[str, Any] = {"prompt_tokens": prompt, "completion_tokens": 5, "total_tokens": prompt + 5}
         if not self.salt_mode or cached:
             usage["prompt_tokens_details"] = {"cached_tokens": cached}
@@ -195,10 +199,13 @@ class ProviderServer:
         elif self.mode == "under":
             r["read"] = 0
         inp = r["total"] - r["read"] - r["w5"] - r["w1"]
-        return {"input_tokens": max(0, inp), "output_tokens": 5, "cache_read_input_tokens": r["read"],
-                "cache_creation_input_tokens": r["w5"] + r["w1"],
-                "cache_creation": {"ephemeral_5m_input_tokens": r["w5"],
-                                   "ephemeral_1h_input_tokens": r["w1"]}}
+        return {
+            "input_tokens": max(0, inp),
+            "output_tokens": 5,
+            "cache_read_input_tokens": r["read"],
+            "cache_creation_input_tokens": r["w5"] + r["w1"],
+            "cache_creation": {"ephemeral_5m_input_tokens": r["w5"], "ephemeral_1h_input_tokens": r["w1"]},
+        }
 
     # -- routes --------------------------------------------------------------------------------
     async def chat(self, request: Request) -> Any:
@@ -207,21 +214,44 @@ class ProviderServer:
         usage = self.openai_usage(request, body, "chat")
         cid, model, created = f"chatcmpl-{uuid.uuid4().hex[:8]}", body.get("model"), int(time.time())
         if not body.get("stream"):
-            return JSONResponse({"id": cid, "object": "chat.completion", "created": created, "model": model,
-                                 "choices": [{"index": 0, "finish_reason": "stop",
-                                              "message": {"role": "assistant", "content": "ok"}}],
-                                 "usage": usage})
+            return JSONResponse(
+                {
+                    "id": cid,
+                    "object": "chat.completion",
+                    "created": created,
+                    "model": model,
+                    "choices": [
+                        {
+                            "index": 0,
+                            "finish_reason": "stop",
+                            "message": {"role": "assistant", "content": "ok"},
+                        }
+                    ],
+                    "usage": usage,
+                }
+            )
         include = (body.get("stream_options") or {}).get("include_usage")
 
         async def gen() -> Any:
             for i in range(self.chunks):
-                chunk = {"id": cid, "object": "chat.completion.chunk", "created": created, "model": model,
-                         "choices": [{"index": 0, "delta": {"content": f"w{i} "}, "finish_reason": None}]}
+                chunk = {
+                    "id": cid,
+                    "object": "chat.completion.chunk",
+                    "created": created,
+                    "model": model,
+                    "choices": [{"index": 0, "delta": {"content": f"w{i} "}, "finish_reason": None}],
+                }
                 yield f"data: {_dumps(chunk)}\n\n"
                 await asyncio.sleep(0)
             if include:
-                chunk = {"id": cid, "object": "chat.completion.chunk", "created": created, "model": model,
-                         "choices": [], "usage": usage}
+                chunk = {
+                    "id": cid,
+                    "object": "chat.completion.chunk",
+                    "created": created,
+                    "model": model,
+                    "choices": [],
+                    "usage": usage,
+                }
                 yield f"data: {_dumps(chunk)}\n\n"
             yield "data: [DONE]\n\n"
 
@@ -232,12 +262,26 @@ class ProviderServer:
         self.requests.append(body)
         usage = self.openai_usage(request, body, "responses")
         rid = f"resp_{uuid.uuid4().hex[:8]}"
-        resp = {"id": rid, "object": "response", "created_at": int(time.time()), "model": body.get("model"),
-                "status": "completed", "output": [{"type": "message", "id": "msg_1", "role": "assistant",
-                                                   "status": "completed",
-                                                   "content": [{"type": "output_text", "text": "ok",
-                                                                "annotations": []}]}],
-                "parallel_tool_calls": True, "tool_choice": "auto", "tools": [], "usage": usage}
+        resp = {
+            "id": rid,
+            "object": "response",
+            "created_at": int(time.time()),
+            "model": body.get("model"),
+            "status": "completed",
+            "output": [
+                {
+                    "type": "message",
+                    "id": "msg_1",
+                    "role": "assistant",
+                    "status": "completed",
+                    "content": [{"type": "output_text", "text": "ok", "annotations": []}],
+                }
+            ],
+            "parallel_tool_calls": True,
+            "tool_choice": "auto",
+            "tools": [],
+            "usage": usage,
+        }
         if not body.get("stream"):
             return JSONResponse(resp)
 
@@ -246,8 +290,15 @@ class ProviderServer:
             yield f"event: response.created\ndata: {_dumps({'type': 'response.created', 'sequence_number': n, 'response': {**resp, 'status': 'in_progress', 'usage': None}})}\n\n"  # noqa: E501
             for i in range(self.chunks):
                 n += 1
-                ev = {"type": "response.output_text.delta", "sequence_number": n, "item_id": "msg_1",
-                      "output_index": 0, "content_index": 0, "delta": f"w{i} ", "logprobs": []}
+                ev = {
+                    "type": "response.output_text.delta",
+                    "sequence_number": n,
+                    "item_id": "msg_1",
+                    "output_index": 0,
+                    "content_index": 0,
+                    "delta": f"w{i} ",
+                    "logprobs": [],
+                }
                 yield f"event: response.output_text.delta\ndata: {_dumps(ev)}\n\n"
                 await asyncio.sleep(0)
             ev = {"type": "response.completed", "sequence_number": n + 1, "response": resp}
@@ -265,25 +316,55 @@ class ProviderServer:
         self.requests.append(body)
         usage = self.anthropic_usage(request, body)
         mid, model = f"msg_{uuid.uuid4().hex[:8]}", body.get("model")
-        message = {"id": mid, "type": "message", "role": "assistant", "model": model,
-                   "content": [{"type": "text", "text": "ok"}], "stop_reason": "end_turn",
-                   "stop_sequence": None, "usage": usage}
+        message = {
+            "id": mid,
+            "type": "message",
+            "role": "assistant",
+            "model": model,
+            "content": [{"type": "text", "text": "ok"}],
+            "stop_reason": "end_turn",
+            "stop_sequence": None,
+            "usage": usage,
+        }
         if not body.get("stream"):
             return JSONResponse(message)
 
         async def gen() -> Any:
             start = {**message, "content": [], "stop_reason": None, "usage": {**usage, "output_tokens": 1}}
-            events = [("message_start", {"type": "message_start", "message": start}),
-                      ("content_block_start", {"type": "content_block_start", "index": 0,
-                                               "content_block": {"type": "text", "text": ""}})]
-            events += [("content_block_delta", {"type": "content_block_delta", "index": 0,
-                                                "delta": {"type": "text_delta", "text": f"w{i} "}})
-                       for i in range(self.chunks)]
-            events += [("content_block_stop", {"type": "content_block_stop", "index": 0}),
-                       ("message_delta", {"type": "message_delta",
-                                          "delta": {"stop_reason": "end_turn", "stop_sequence": None},
-                                          "usage": {"output_tokens": 5}}),
-                       ("message_stop", {"type": "message_stop"})]
+            events = [
+                ("message_start", {"type": "message_start", "message": start}),
+                (
+                    "content_block_start",
+                    {
+                        "type": "content_block_start",
+                        "index": 0,
+                        "content_block": {"type": "text", "text": ""},
+                    },
+                ),
+            ]
+            events += [
+                (
+                    "content_block_delta",
+                    {
+                        "type": "content_block_delta",
+                        "index": 0,
+                        "delta": {"type": "text_delta", "text": f"w{i} "},
+                    },
+                )
+                for i in range(self.chunks)
+            ]
+            events += [
+                ("content_block_stop", {"type": "content_block_stop", "index": 0}),
+                (
+                    "message_delta",
+                    {
+                        "type": "message_delta",
+                        "delta": {"stop_reason": "end_turn", "stop_sequence": None},
+                        "usage": {"output_tokens": 5},
+                    },
+                ),
+                ("message_stop", {"type": "message_stop"}),
+            ]
             for name, ev in events:
                 yield f"event: {name}\ndata: {_dumps(ev)}\n\n"
                 await asyncio.sleep(0)
@@ -292,10 +373,14 @@ class ProviderServer:
 
     # -- lifecycle -----------------------------------------------------------------------------
     def start(self) -> ProviderServer:
-        app = Starlette(routes=[Route("/v1/chat/completions", self.chat, methods=["POST"]),
-                                Route("/v1/responses", self.responses, methods=["POST"]),
-                                Route("/v1/messages", self.messages, methods=["POST"]),
-                                Route("/v1/projects/{rest:path}", self.vertex, methods=["POST"])])
+        app = Starlette(
+            routes=[
+                Route("/v1/chat/completions", self.chat, methods=["POST"]),
+                Route("/v1/responses", self.responses, methods=["POST"]),
+                Route("/v1/messages", self.messages, methods=["POST"]),
+                Route("/v1/projects/{rest:path}", self.vertex, methods=["POST"]),
+            ]
+        )
         self._server = BackgroundServer(app, timeout=20)
         self.url = self._server.start()
         return self

@@ -48,8 +48,10 @@ def test_anthropic_breakpoints_lookback_and_ttls() -> None:
 
     def req(n_msgs: int, ttl: str = "5m") -> list:
         cc = {"type": "ephemeral", "ttl": ttl}
-        body = {"system": [{"type": "text", "text": WORDS, "cache_control": cc}],
-                "messages": [{"role": "user", "content": f"m{i}"} for i in range(n_msgs)]}
+        body = {
+            "system": [{"type": "text", "text": WORDS, "cache_control": cc}],
+            "messages": [{"role": "user", "content": f"m{i}"} for i in range(n_msgs)],
+        }
         return pieces_from_request(body, "messages", cache)
 
     first = model.observe(req(1), 0)
@@ -61,8 +63,10 @@ def test_anthropic_breakpoints_lookback_and_ttls() -> None:
     model_1h.observe(req(1, "1h"), 0)
     assert model_1h.predict(req(2, "1h"), 1800).cached > 0
     # a breakpoint more than 20 blocks after the cached one does not find it
-    body = {"system": [{"type": "text", "text": WORDS, "cache_control": {"type": "ephemeral"}}],
-            "messages": [{"role": "user", "content": f"m{i}"} for i in range(25)]}
+    body = {
+        "system": [{"type": "text", "text": WORDS, "cache_control": {"type": "ephemeral"}}],
+        "messages": [{"role": "user", "content": f"m{i}"} for i in range(25)],
+    }
     lb = CacheModel.for_provider("anthropic", "claude-sonnet-4-5")
     lb.observe(pieces_from_request(body, "messages", cache), 0)
     body["system"] = WORDS
@@ -74,8 +78,10 @@ def test_anthropic_below_minimum_writes_nothing() -> None:
     model = CacheModel.for_provider("anthropic", "claude-haiku-4-5")  # 4096 minimum
     cache = PieceCache(tokenizer_for("anthropic", None))
     short = WORDS[: len(WORDS) // 4]
-    body = {"system": [{"type": "text", "text": short, "cache_control": {"type": "ephemeral"}}],
-            "messages": [{"role": "user", "content": "q"}]}
+    body = {
+        "system": [{"type": "text", "text": short, "cache_control": {"type": "ephemeral"}}],
+        "messages": [{"role": "user", "content": "q"}],
+    }
     pieces = pieces_from_request(body, "messages", cache)
     assert 1024 < pieces[-1].end < 4096
     pred = model.observe(pieces, 0)
@@ -92,8 +98,10 @@ def test_engine_blocks_and_hit_cap_from_token_ids() -> None:
 
 
 def test_pieces_from_layout_dynamic_segments_never_match() -> None:
-    segs = [Segment(Section.SYSTEM, "static " * 300, tokens=600),
-            Segment(Section.SYSTEM, "now", static=False, tokens=8)]
+    segs = [
+        Segment(Section.SYSTEM, "static " * 300, tokens=600),
+        Segment(Section.SYSTEM, "now", static=False, tokens=8),
+    ]
     model = CacheModel.for_provider("sglang")
     model.observe(pieces_from_layout(Layout(segs)), 0)
     pred = model.predict(pieces_from_layout(Layout(list(segs))), 1)
@@ -111,13 +119,14 @@ def test_growing_conversations_match_an_eagerly_refreshed_model() -> None:
     for max_nodes in (12, 200_000):
         lazy = CacheModel.for_provider("vllm", "m", max_nodes=max_nodes)
         eager = CacheModel.for_provider("vllm", "m", max_nodes=max_nodes)
-        convs = [[{"role": "system", "content": f"system {c} " + WORDS[: rng.randint(40, 400)]}]
-                 for c in range(3)]
+        convs = [
+            [{"role": "system", "content": f"system {c} " + WORDS[: rng.randint(40, 400)]}] for c in range(3)
+        ]
         now = 0.0
         for _ in range(150):
             conv = rng.choice(convs)
             if rng.random() < 0.7 or len(conv) < 3:
-                conv.append({"role": "user", "content": WORDS[rng.randint(0, 500):][: rng.randint(4, 80)]})
+                conv.append({"role": "user", "content": WORDS[rng.randint(0, 500) :][: rng.randint(4, 80)]})
             else:
                 conv[rng.randrange(1, len(conv))] = {"role": "user", "content": f"rewritten {rng.random()}"}
             pieces = pieces_from_request({"messages": conv}, "chat", cache)

@@ -111,8 +111,9 @@ def test_metrics_counter_mismatch_is_flagged() -> None:
 def test_cache_salt_and_extra_body_reach_the_server() -> None:
     cfg = FakeServerConfig(base_s=0.001, per_token_s=0.0)
     with fake_server(cfg) as (url, state):
-        with BenchClient(url, cfg.model, cache_salt="tenant-a",
-                         extra_body={"top_k": 1, "temperature": None}) as a:
+        with BenchClient(
+            url, cfg.model, cache_salt="tenant-a", extra_body={"top_k": 1, "temperature": None}
+        ) as a:
             first = a.send("x " * 100)
             again = a.send("x " * 100 + "y")
         with BenchClient(url, cfg.model, cache_salt="tenant-b", endpoint="completions") as b:
@@ -139,18 +140,25 @@ def test_ttft_ignores_usage_only_and_counts_role_chunk() -> None:
             yield 'data: {"choices": [{"index": 0, "delta": {"content": "hi"}}]}\n\n'
             yield 'data: {"choices": [], "usage": {"prompt_tokens": 3}}\n\n'
             yield "data: [DONE]\n\n"
+
         return StreamingResponse(stream(), media_type="text/event-stream")
 
     async def refuse(request):  # type: ignore[no-untyped-def]
         return StreamingResponse(iter([json.dumps({"error": "nope"})]), status_code=400)
 
-    app = Starlette(routes=[Route("/v1/chat/completions", handler, methods=["POST"]),
-                            Route("/v1/completions", refuse, methods=["POST"])])
+    app = Starlette(
+        routes=[
+            Route("/v1/chat/completions", handler, methods=["POST"]),
+            Route("/v1/completions", refuse, methods=["POST"]),
+        ]
+    )
     with serve_in_thread(app) as root:
         with BenchClient(root + "/v1", "m") as client:
             res = client.send("a b c")
-        with BenchClient(root + "/v1", "m", endpoint="completions") as client, \
-                pytest.raises(BenchClientError, match="HTTP 400"):
+        with (
+            BenchClient(root + "/v1", "m", endpoint="completions") as client,
+            pytest.raises(BenchClientError, match="HTTP 400"),
+        ):
             client.send("a b c")
     assert 0.15 <= res.ttft_s < 0.28
     assert res.total_s >= 0.3
@@ -171,11 +179,17 @@ def test_retention_detects_a_server_keeping_fewer_tokens_than_advertised() -> No
 
 
 def test_retention_ok_and_timing_only() -> None:
-    cfg = FakeServerConfig(capacity_tokens=1 << 16, advertised_tokens=1 << 16, cached_field="none",
-                           base_s=0.002, per_token_s=0.0002)
+    cfg = FakeServerConfig(
+        capacity_tokens=1 << 16,
+        advertised_tokens=1 << 16,
+        cached_field="none",
+        base_s=0.002,
+        per_token_s=0.0002,
+    )
     with fake_server(cfg) as (url, _), BenchClient(url, cfg.model) as client:
-        run = run_retention(client, RetentionConfig(contexts=4, context_tokens=256,
-                                                    advertised_tokens=1000, seed=5))
+        run = run_retention(
+            client, RetentionConfig(contexts=4, context_tokens=256, advertised_tokens=1000, seed=5)
+        )
     ret = run.retention
     assert ret is not None and ret.detection == "timing" and ret.threshold_s is not None
     assert ret.retained_contexts == 4 and ret.retained_tokens == 1024

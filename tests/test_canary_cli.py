@@ -63,13 +63,29 @@ def test_ttft_writes_json_and_plots_and_compare(tmp_path: Path) -> None:
 def test_json_output_and_api_key_from_env() -> None:
     cfg = FakeServerConfig(base_s=0.001, per_token_s=0.0, api_key="sk-test")
     with fake_server(cfg) as (url, state):
-        denied = runner.invoke(app, ["ttft", "--base-url", url, "--model", "fake-model", *FAST,
-                                     "--output-format", "json"],
-                               env={"OPENAI_API_KEY": "wrong", "PREFIXLINT_API_KEY": None})
-        ok = runner.invoke(app, ["ttft", "--base-url", url, "--model", "fake-model", *FAST,
-                                 "--output-format", "json", "--endpoint", "completions",
-                                 "--extra-body", '{"ignore_eos": true}'],
-                           env={"PREFIXLINT_API_KEY": "sk-test"})
+        denied = runner.invoke(
+            app,
+            ["ttft", "--base-url", url, "--model", "fake-model", *FAST, "--output-format", "json"],
+            env={"OPENAI_API_KEY": "wrong", "PREFIXLINT_API_KEY": None},
+        )
+        ok = runner.invoke(
+            app,
+            [
+                "ttft",
+                "--base-url",
+                url,
+                "--model",
+                "fake-model",
+                *FAST,
+                "--output-format",
+                "json",
+                "--endpoint",
+                "completions",
+                "--extra-body",
+                '{"ignore_eos": true}',
+            ],
+            env={"PREFIXLINT_API_KEY": "sk-test"},
+        )
     assert ok.exit_code == 0, ok.output
     run = BenchRun.model_validate_json(ok.output)
     assert run.endpoint == "completions" and run.settings["extra_body_keys"] == ["ignore_eos"]
@@ -85,9 +101,27 @@ def test_retention_cli(tmp_path: Path) -> None:
     cfg = FakeServerConfig(capacity_tokens=1024, advertised_tokens=1 << 20, base_s=0.001, per_token_s=0.0)
     out, plot = tmp_path / "ret.json", tmp_path / "ret.png"
     with fake_server(cfg) as (url, _):
-        res = runner.invoke(app, ["retention", "--base-url", url, "--model", "fake-model", "--contexts", "4",
-                                  "--context-tokens", "256", "--advertised-tokens", "2048",
-                                  "--out", str(out), "--plot", str(plot), "--strict"])
+        res = runner.invoke(
+            app,
+            [
+                "retention",
+                "--base-url",
+                url,
+                "--model",
+                "fake-model",
+                "--contexts",
+                "4",
+                "--context-tokens",
+                "256",
+                "--advertised-tokens",
+                "2048",
+                "--out",
+                str(out),
+                "--plot",
+                str(plot),
+                "--strict",
+            ],
+        )
     assert res.exit_code == 1, res.output
     assert "fewer-than-advertised" in res.output
     run = load_run(out)
@@ -113,6 +147,11 @@ def test_usage_errors(tmp_path: Path) -> None:
 def test_cli_module_imports_only_light_dependencies() -> None:
     heavy = "('torch', 'matplotlib', 'httpx', 'scipy', 'numpy')"
     code = f"import sys, prefixlint.canary.cli; print(sorted(m for m in {heavy} if m in sys.modules))"
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
-                         cwd=Path(__file__).resolve().parents[1])
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=Path(__file__).resolve().parents[1],
+    )
     assert out.stdout.strip() == "[]"

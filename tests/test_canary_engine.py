@@ -28,8 +28,11 @@ def engine_url():  # type: ignore[no-untyped-def]
 
     # 256 blocks x 16 = 4,096 tokens of KV: room for a cached 1k prefix plus two 1k misses in a
     # row, too small for the retention run's 12 x 400 tokens.
-    eng = LLMEngine(EngineConfig(preset="tiny", device="cpu", max_model_len=2048, num_blocks=256,
-                                 max_num_batched_tokens=2048))
+    eng = LLMEngine(
+        EngineConfig(
+            preset="tiny", device="cpu", max_model_len=2048, num_blocks=256, max_num_batched_tokens=2048
+        )
+    )
     try:
         with serve_in_thread(create_app(eng)) as root:
             yield root + "/v1", eng
@@ -40,8 +43,9 @@ def engine_url():  # type: ignore[no-untyped-def]
 def test_ttft_against_the_engine(engine_url) -> None:  # type: ignore[no-untyped-def]
     url, eng = engine_url
     with BenchClient(url, eng.model_name) as client:
-        run = run_ttft(client, TTFTConfig(prompt_tokens=[1024], new_suffix_tokens=64, samples=4,
-                                          warmup=1, seed=3))
+        run = run_ttft(
+            client, TTFTConfig(prompt_tokens=[1024], new_suffix_tokens=64, samples=4, warmup=1, seed=3)
+        )
     (res,) = run.lengths
     assert all(s.error is None for s in res.samples), [s.error for s in res.samples]
     hits = [s for s in res.samples if s.arm == "hit"]
@@ -55,15 +59,18 @@ def test_ttft_against_the_engine(engine_url) -> None:  # type: ignore[no-untyped
     # The engine's own Prometheus counters agree with what its responses said.
     assert run.metrics is not None and run.metrics.flavor == "prefixlint-engine", run.metrics
     assert [c.name for c in run.metrics.checks] == [
-        "prefixlint_engine_prefix_cache_hit_tokens_total", "prefixlint_engine_prompt_tokens_total"]
+        "prefixlint_engine_prefix_cache_hit_tokens_total",
+        "prefixlint_engine_prompt_tokens_total",
+    ]
     assert not run.metrics.mismatch, run.metrics
 
 
 def test_retention_against_the_engine(engine_url) -> None:  # type: ignore[no-untyped-def]
     url, eng = engine_url
     with BenchClient(url, eng.model_name) as client:
-        run = run_retention(client, RetentionConfig(contexts=12, context_tokens=400,
-                                                    advertised_tokens=1 << 20, seed=4))
+        run = run_retention(
+            client, RetentionConfig(contexts=12, context_tokens=400, advertised_tokens=1 << 20, seed=4)
+        )
     ret = run.retention
     assert ret is not None and ret.detection == "reported"
     assert all(p.error is None for p in ret.probes)
@@ -74,9 +81,21 @@ def test_retention_against_the_engine(engine_url) -> None:  # type: ignore[no-un
 
 def test_gpu_script_smoke_mode(tmp_path: Path) -> None:
     proc = subprocess.run(
-        [sys.executable, str(ROOT / "bench" / "gpu_ttft.py"), "--smoke", "--lengths", "128,256",
-         "--out-dir", str(tmp_path), "--threads", "1"],
-        capture_output=True, text=True, timeout=240, cwd=ROOT,
+        [
+            sys.executable,
+            str(ROOT / "bench" / "gpu_ttft.py"),
+            "--smoke",
+            "--lengths",
+            "128,256",
+            "--out-dir",
+            str(tmp_path),
+            "--threads",
+            "1",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=240,
+        cwd=ROOT,
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     res = json.loads((tmp_path / "gpu_ttft.json").read_text())

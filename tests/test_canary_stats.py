@@ -84,14 +84,20 @@ def test_calibrate_omitted_field_vllm_style() -> None:
 @pytest.mark.parametrize(
     ("usage", "expected"),
     [
-        ({"prompt_tokens": 10, "prompt_tokens_details": {"cached_tokens": 8}},
-         (8, "prompt_tokens_details.cached_tokens")),
+        (
+            {"prompt_tokens": 10, "prompt_tokens_details": {"cached_tokens": 8}},
+            (8, "prompt_tokens_details.cached_tokens"),
+        ),
         ({"prompt_tokens": 10, "prompt_tokens_details": None}, (None, None)),
         ({"prompt_tokens": 10}, (None, None)),
-        ({"prompt_tokens": 10, "prompt_cache_hit_tokens": 0, "prompt_cache_miss_tokens": 10},
-         (0, "prompt_cache_hit_tokens")),
-        ({"input_tokens": 10, "input_tokens_details": {"cached_tokens": 4}},
-         (4, "input_tokens_details.cached_tokens")),
+        (
+            {"prompt_tokens": 10, "prompt_cache_hit_tokens": 0, "prompt_cache_miss_tokens": 10},
+            (0, "prompt_cache_hit_tokens"),
+        ),
+        (
+            {"input_tokens": 10, "input_tokens_details": {"cached_tokens": 4}},
+            (4, "input_tokens_details.cached_tokens"),
+        ),
         (None, (None, None)),
     ],
 )

@@ -50,7 +50,7 @@ def test_causal_attention_matches_reference_with_gqa(q_len: int, kv_len: int) ->
     g = torch.Generator().manual_seed(q_len * 100 + kv_len)
     q = torch.randn(q_len, 4, 8, generator=g)
     k, v = torch.randn(kv_len, 2, 8, generator=g), torch.randn(kv_len, 2, 8, generator=g)
-    got = causal_attention(q, k, v, 8 ** -0.5)
+    got = causal_attention(q, k, v, 8**-0.5)
     torch.testing.assert_close(got, reference_attention(q, k, v), atol=ATOL, rtol=0)
 
 
@@ -60,9 +60,10 @@ def test_is_causal_true_would_be_wrong_with_a_cached_prefix() -> None:
     g = torch.Generator().manual_seed(1)
     q = torch.randn(3, 2, 8, generator=g)
     k, v = torch.randn(8, 2, 8, generator=g), torch.randn(8, 2, 8, generator=g)
-    upper_left = F.scaled_dot_product_attention(q.transpose(0, 1), k.transpose(0, 1), v.transpose(0, 1),
-                                                is_causal=True).transpose(0, 1)
-    ours = causal_attention(q, k, v, 8 ** -0.5)
+    upper_left = F.scaled_dot_product_attention(
+        q.transpose(0, 1), k.transpose(0, 1), v.transpose(0, 1), is_causal=True
+    ).transpose(0, 1)
+    ours = causal_attention(q, k, v, 8**-0.5)
     assert (ours - upper_left).abs().max() > 1e-2
     torch.testing.assert_close(ours, reference_attention(q, k, v), atol=ATOL, rtol=0)
 
@@ -79,12 +80,22 @@ def test_paged_attention_gathers_shuffled_pages() -> None:
         k_cache[table_a[p // bs], p % bs], v_cache[table_a[p // bs], p % bs] = ka[p], va[p]
     k_cache[3], v_cache[3] = 7.0, 7.0  # garbage in a block nobody owns
     qa, qb = torch.randn(3, 4, dim, generator=g), torch.randn(5, 4, dim, generator=g)
-    slots = [table_a[p // bs] * bs + p % bs for p in range(7, 10)] + [table_b[p // bs] * bs + p % bs
-                                                                     for p in range(5)]
-    batch = PagedBatch(torch.tensor(slots), [SeqSlice(0, 3, 10, torch.tensor(table_a)),
-                                             SeqSlice(3, 5, 5, torch.tensor(table_b))])
-    out = paged_attention(torch.cat([qa, qb]), torch.cat([ka[7:], kb]), torch.cat([va[7:], vb]),
-                          k_cache, v_cache, batch, dim ** -0.5)
+    slots = [table_a[p // bs] * bs + p % bs for p in range(7, 10)] + [
+        table_b[p // bs] * bs + p % bs for p in range(5)
+    ]
+    batch = PagedBatch(
+        torch.tensor(slots),
+        [SeqSlice(0, 3, 10, torch.tensor(table_a)), SeqSlice(3, 5, 5, torch.tensor(table_b))],
+    )
+    out = paged_attention(
+        torch.cat([qa, qb]),
+        torch.cat([ka[7:], kb]),
+        torch.cat([va[7:], vb]),
+        k_cache,
+        v_cache,
+        batch,
+        dim**-0.5,
+    )
     torch.testing.assert_close(out[:3], reference_attention(qa, ka, va), atol=ATOL, rtol=0)
     torch.testing.assert_close(out[3:], reference_attention(qb, kb, vb), atol=ATOL, rtol=0)
     assert torch.equal(k_cache[6, 3], ka[3]) and torch.equal(k_cache[4, 1], ka[9])  # new KV stored
@@ -93,12 +104,20 @@ def test_paged_attention_gathers_shuffled_pages() -> None:
 @pytest.mark.parametrize("chunk", [2048, 7])
 def test_paged_engine_matches_dense_forward(chunk: int) -> None:
     """Prefill (whole or in chunks of 7) and decode over paged KV give the dense model's logits."""
-    eng = LLMEngine(EngineConfig(preset="tiny", device="cpu", num_blocks=64, block_size=4,
-                                 max_model_len=256, max_num_batched_tokens=chunk))
+    eng = LLMEngine(
+        EngineConfig(
+            preset="tiny",
+            device="cpu",
+            num_blocks=64,
+            block_size=4,
+            max_model_len=256,
+            max_num_batched_tokens=chunk,
+        )
+    )
     prompt = eng.tokenizer.encode("The quick brown fox jumps over the lazy dog, again and again.")
     out = eng.generate(prompt, SamplingParams(max_tokens=4, temperature=0.0, return_logits=True))
     dense = eng.runner.model.forward_dense(torch.tensor(prompt + out.token_ids), all_logits=True)
     n = len(prompt)
     valid = torch.isfinite(out.logits)  # ids the tokenizer cannot decode are masked to -inf
-    torch.testing.assert_close(out.logits[valid], dense[n - 1:n + 3][valid], atol=1e-4, rtol=1e-4)
-    assert out.token_ids == dense[n - 1:n + 3].masked_fill(~valid, -torch.inf).argmax(-1).tolist()
+    torch.testing.assert_close(out.logits[valid], dense[n - 1 : n + 3][valid], atol=1e-4, rtol=1e-4)
+    assert out.token_ids == dense[n - 1 : n + 3].masked_fill(~valid, -torch.inf).argmax(-1).tolist()

@@ -39,8 +39,10 @@ def test_api_key_parsing() -> None:
 
 
 def test_serve_refuses_a_pool_smaller_than_max_model_len() -> None:
-    result = CliRunner().invoke(app, ["serve", "--num-blocks", "4", "--block-size", "16",
-                                      "--max-model-len", "4096", "--device", "cpu"])
+    result = CliRunner().invoke(
+        app,
+        ["serve", "--num-blocks", "4", "--block-size", "16", "--max-model-len", "4096", "--device", "cpu"],
+    )
     assert result.exit_code == 2
     assert "holds 64 tokens" in result.output and "lower max_model_len" in result.output
 
@@ -55,9 +57,26 @@ def test_serve_runs_a_real_server() -> None:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    cmd = [sys.executable, "-c", "from prefixlint.engine.cli import app; app()", "serve", "--preset", "tiny",
-           "--port", str(port), "--num-blocks", "64", "--max-model-len", "512", "--device", "cpu",
-           "--api-key", "k1=alice", "--output-format", "json"]
+    cmd = [
+        sys.executable,
+        "-c",
+        "from prefixlint.engine.cli import app; app()",
+        "serve",
+        "--preset",
+        "tiny",
+        "--port",
+        str(port),
+        "--num-blocks",
+        "64",
+        "--max-model-len",
+        "512",
+        "--device",
+        "cpu",
+        "--api-key",
+        "k1=alice",
+        "--output-format",
+        "json",
+    ]
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
     proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
@@ -72,8 +91,12 @@ def test_serve_runs_a_real_server() -> None:
                 pass
             assert proc.poll() is None and time.monotonic() < deadline, proc.stderr.read()
             time.sleep(0.1)
-        r = httpx.post(f"http://127.0.0.1:{port}/v1/completions", headers={"Authorization": "Bearer k1"},
-                       json={"model": "tiny", "prompt": "hello", "max_tokens": 2}, timeout=30)
+        r = httpx.post(
+            f"http://127.0.0.1:{port}/v1/completions",
+            headers={"Authorization": "Bearer k1"},
+            json={"model": "tiny", "prompt": "hello", "max_tokens": 2},
+            timeout=30,
+        )
         assert r.status_code == 200 and r.json()["usage"]["completion_tokens"] == 2
         assert httpx.get(f"http://127.0.0.1:{port}/v1/models", timeout=5).status_code == 401
     finally:

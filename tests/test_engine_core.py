@@ -24,8 +24,10 @@ from prefixlint.engine.models.llama import build_model  # noqa: E402
 
 pytestmark = pytest.mark.engine
 GREEDY = SamplingParams(max_tokens=6, temperature=0.0, return_logits=True)
-TEXT = ("You are a careful assistant for the prefixlint project. Answer briefly, cite sources, and "
-        "never invent facts. The user asks about caching.")
+TEXT = (
+    "You are a careful assistant for the prefixlint project. Answer briefly, cite sources, and "
+    "never invent facts. The user asks about caching."
+)
 
 
 def engine(**kw: object) -> LLMEngine:
@@ -153,29 +155,58 @@ def test_sampling_with_a_seed_is_reproducible(eng: LLMEngine) -> None:
 def test_loads_a_hugging_face_safetensors_directory(tmp_path: object, family: str) -> None:
     from safetensors.torch import save_file
 
-    cfg = ModelConfig("src", vocab_size=512, hidden_size=64, intermediate_size=96, num_layers=2,
-                      num_heads=4, num_kv_heads=2, head_dim=16, qkv_bias=family == "qwen2",
-                      tie_word_embeddings=family == "qwen2", eos_token_ids=(1,),
-                      rope_scaling={"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0,
-                                    "high_freq_factor": 4.0, "original_max_position_embeddings": 64}
-                      if family == "llama" else None)
+    cfg = ModelConfig(
+        "src",
+        vocab_size=512,
+        hidden_size=64,
+        intermediate_size=96,
+        num_layers=2,
+        num_heads=4,
+        num_kv_heads=2,
+        head_dim=16,
+        qkv_bias=family == "qwen2",
+        tie_word_embeddings=family == "qwen2",
+        eos_token_ids=(1,),
+        rope_scaling={
+            "rope_type": "llama3",
+            "factor": 8.0,
+            "low_freq_factor": 1.0,
+            "high_freq_factor": 4.0,
+            "original_max_position_embeddings": 64,
+        }
+        if family == "llama"
+        else None,
+    )
     src = build_model(cfg, seed=11)
     save_file({k: v.contiguous() for k, v in src.state_dict().items()}, str(tmp_path / "model.safetensors"))
-    hf = {"model_type": family, "vocab_size": 512, "hidden_size": 64, "intermediate_size": 96,
-          "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 2,
-          "rms_norm_eps": 1e-5, "rope_theta": 10000.0, "tie_word_embeddings": cfg.tie_word_embeddings,
-          "eos_token_id": 1, "rope_scaling": cfg.rope_scaling}
+    hf = {
+        "model_type": family,
+        "vocab_size": 512,
+        "hidden_size": 64,
+        "intermediate_size": 96,
+        "num_hidden_layers": 2,
+        "num_attention_heads": 4,
+        "num_key_value_heads": 2,
+        "rms_norm_eps": 1e-5,
+        "rope_theta": 10000.0,
+        "tie_word_embeddings": cfg.tie_word_embeddings,
+        "eos_token_id": 1,
+        "rope_scaling": cfg.rope_scaling,
+    }
     (tmp_path / "config.json").write_text(json.dumps(hf))
-    e = LLMEngine(EngineConfig(model_dir=str(tmp_path), device="cpu", num_blocks=64, block_size=4,
-                               max_model_len=128))
+    e = LLMEngine(
+        EngineConfig(model_dir=str(tmp_path), device="cpu", num_blocks=64, block_size=4, max_model_len=128)
+    )
     assert e.model_config.qkv_bias == (family == "qwen2") and e.model_name == tmp_path.name
     prompt = [5, 17, 99, 300, 42, 7, 8, 9, 10]
     out = e.generate(prompt, SamplingParams(max_tokens=1, temperature=0.0, return_logits=True))
     want = src.forward_dense(torch.tensor(prompt))
     torch.testing.assert_close(out.logits[0], want, atol=1e-4, rtol=1e-4)
     if family == "llama":  # the scaling really changed the frequencies
-        assert not torch.allclose(e.runner.model.model.rotary.inv_freq,
-                                  build_model(ModelConfig("x", head_dim=16)).model.rotary.inv_freq)
+        assert not torch.allclose(
+            e.runner.model.model.rotary.inv_freq,
+            build_model(ModelConfig("x", head_dim=16)).model.rotary.inv_freq,
+        )
 
 
 def test_async_stream_and_cancellation_free_blocks() -> None:
@@ -211,6 +242,7 @@ def test_a_crashing_step_fails_requests_instead_of_hanging_them() -> None:
     e = engine()
     e.start()
     try:
+
         def boom(seq, bm) -> None:
             raise RuntimeError("scheduler bug")
 

@@ -53,8 +53,12 @@ def system_prompt() -> str:
 
 def chat(client: openai.OpenAI, system: str, user: str = "What is a KV block?", **kw: object):
     return client.chat.completions.create(
-        model="tiny", messages=[{"role": "system", "content": system}, {"role": "user", "content": user}],
-        max_tokens=4, temperature=0, **kw)
+        model="tiny",
+        messages=[{"role": "system", "content": system}, {"role": "user", "content": user}],
+        max_tokens=4,
+        temperature=0,
+        **kw,
+    )
 
 
 def wait_idle(eng: LLMEngine, timeout: float = 15.0) -> None:
@@ -75,7 +79,8 @@ def test_health_models_and_api_keys(server: tuple[str, LLMEngine]) -> None:
         oai(url, "wrong-key").models.list()
     with pytest.raises(anthropic.AuthenticationError):
         anthropic.Anthropic(base_url=url, api_key="nope", max_retries=0).messages.create(
-            model="tiny", max_tokens=1, messages=[{"role": "user", "content": "hi"}])
+            model="tiny", max_tokens=1, messages=[{"role": "user", "content": "hi"}]
+        )
 
 
 def test_same_tenant_hits_and_other_tenant_misses(server: tuple[str, LLMEngine]) -> None:
@@ -87,14 +92,20 @@ def test_same_tenant_hits_and_other_tenant_misses(server: tuple[str, LLMEngine])
     assert first.usage.prompt_tokens_details.cached_tokens == 0
     assert again.usage.prompt_tokens_details.cached_tokens > 0
     assert other.usage.prompt_tokens_details.cached_tokens == 0
-    assert again.choices[0].message.content == first.choices[0].message.content == \
-        other.choices[0].message.content
+    assert (
+        again.choices[0].message.content
+        == first.choices[0].message.content
+        == other.choices[0].message.content
+    )
 
 
 def test_cached_tokens_is_present_at_zero(server: tuple[str, LLMEngine]) -> None:
     url, _ = server
-    raw = httpx.post(f"{url}/v1/completions", headers={"Authorization": "Bearer key-a"},
-                     json={"model": "tiny", "prompt": f"fresh {uuid.uuid4().hex}", "max_tokens": 2})
+    raw = httpx.post(
+        f"{url}/v1/completions",
+        headers={"Authorization": "Bearer key-a"},
+        json={"model": "tiny", "prompt": f"fresh {uuid.uuid4().hex}", "max_tokens": 2},
+    )
     body = raw.json()
     assert raw.status_code == 200 and body["usage"]["prompt_tokens_details"] == {"cached_tokens": 0}
     assert body["object"] == "text_completion" and body["choices"][0]["finish_reason"] == "length"
@@ -103,14 +114,16 @@ def test_cached_tokens_is_present_at_zero(server: tuple[str, LLMEngine]) -> None
 def test_completions_with_token_ids_and_stop(server: tuple[str, LLMEngine]) -> None:
     url, eng = server
     client = oai(url)
-    full = client.completions.create(model="tiny", prompt=[1000, 2000, 3000, 4000], max_tokens=6,
-                                     temperature=0)
+    full = client.completions.create(
+        model="tiny", prompt=[1000, 2000, 3000, 4000], max_tokens=6, temperature=0
+    )
     text = full.choices[0].text
     assert full.usage.prompt_tokens == 4 and full.usage.completion_tokens == 6
     at = next(i for i in range(1, len(text)) if not text[i].isspace())
-    stop = text[at:at + 2]
-    cut = client.completions.create(model="tiny", prompt=[1000, 2000, 3000, 4000], max_tokens=6,
-                                    temperature=0, stop=[stop])
+    stop = text[at : at + 2]
+    cut = client.completions.create(
+        model="tiny", prompt=[1000, 2000, 3000, 4000], max_tokens=6, temperature=0, stop=[stop]
+    )
     assert cut.choices[0].text == text[: text.find(stop)] and cut.choices[0].finish_reason == "stop"
     assert len(cut.choices[0].text) < len(text)
     with pytest.raises(openai.BadRequestError, match="n=1"):
@@ -142,8 +155,14 @@ def test_streaming_completions(server: tuple[str, LLMEngine]) -> None:
     url, _ = server
     prompt = f"stream me {uuid.uuid4().hex}"
     want = oai(url).completions.create(model="tiny", prompt=prompt, max_tokens=5, temperature=0)
-    stream = oai(url).completions.create(model="tiny", prompt=prompt, max_tokens=5, temperature=0,
-                                         stream=True, stream_options={"include_usage": True})
+    stream = oai(url).completions.create(
+        model="tiny",
+        prompt=prompt,
+        max_tokens=5,
+        temperature=0,
+        stream=True,
+        stream_options={"include_usage": True},
+    )
     chunks = list(stream)
     assert "".join(c.choices[0].text for c in chunks if c.choices) == want.choices[0].text
     assert chunks[-1].usage.prompt_tokens == want.usage.prompt_tokens
@@ -157,10 +176,12 @@ def test_anthropic_messages_honour_cache_control(server: tuple[str, LLMEngine]) 
     client = anthropic.Anthropic(base_url=url, api_key="key-c", max_retries=0)
     system = [{"type": "text", "text": system_prompt(), "cache_control": {"type": "ephemeral"}}]
     msgs = [{"role": "user", "content": "Summarise the rules."}]
-    first = client.messages.create(model="tiny", max_tokens=3, system=system, messages=msgs,
-                                   extra_body={"temperature": 0})
-    second = client.messages.create(model="tiny", max_tokens=3, system=system, messages=msgs,
-                                   extra_body={"temperature": 0})
+    first = client.messages.create(
+        model="tiny", max_tokens=3, system=system, messages=msgs, extra_body={"temperature": 0}
+    )
+    second = client.messages.create(
+        model="tiny", max_tokens=3, system=system, messages=msgs, extra_body={"temperature": 0}
+    )
     assert first.usage.cache_read_input_tokens == 0 and first.usage.cache_creation_input_tokens > 0
     assert second.usage.cache_read_input_tokens == first.usage.cache_creation_input_tokens
     assert second.usage.cache_creation_input_tokens == 0
@@ -175,8 +196,9 @@ def test_anthropic_messages_honour_cache_control(server: tuple[str, LLMEngine]) 
     theirs = bob.messages.create(model="tiny", max_tokens=3, system=system, messages=msgs)
     assert theirs.usage.cache_read_input_tokens == 0
     # Streaming reports the same usage and text.
-    with client.messages.stream(model="tiny", max_tokens=3, system=system, messages=msgs,
-                                extra_body={"temperature": 0}) as stream:
+    with client.messages.stream(
+        model="tiny", max_tokens=3, system=system, messages=msgs, extra_body={"temperature": 0}
+    ) as stream:
         text = "".join(stream.text_stream)
         final = stream.get_final_message()
     assert text == first.content[0].text
@@ -212,7 +234,8 @@ def test_too_long_prompts_get_400_and_allocate_nothing(server: tuple[str, LLMEng
     assert ok.usage.completion_tokens == 1 and ok.choices[0].finish_reason == "length"
     with pytest.raises(anthropic.BadRequestError, match="max_model_len"):
         anthropic.Anthropic(base_url=url, api_key="key-a", max_retries=0).messages.create(
-            model="tiny", max_tokens=1, messages=[{"role": "user", "content": "word " * (MAX_LEN + 10)}])
+            model="tiny", max_tokens=1, messages=[{"role": "user", "content": "word " * (MAX_LEN + 10)}]
+        )
     wait_idle(eng)
 
 
@@ -245,14 +268,21 @@ def test_metrics_endpoint(server: tuple[str, LLMEngine]) -> None:
     chat(oai(url), system)
     chat(oai(url), system)
     text = httpx.get(f"{url}/metrics").text
-    values = {line.split(" ")[0]: float(line.split(" ")[1]) for line in text.splitlines()
-              if line and not line.startswith("#")}
+    values = {
+        line.split(" ")[0]: float(line.split(" ")[1])
+        for line in text.splitlines()
+        if line and not line.startswith("#")
+    }
     assert values["prefixlint_engine_prefix_cache_hit_blocks_total"] > 0
     assert values["prefixlint_engine_prefix_cache_miss_blocks_total"] > 0
     assert values["prefixlint_engine_prefix_cache_hit_tokens_total"] > 0
     assert values["prefixlint_engine_kv_blocks_total"] == 256
-    for name in ("block_evictions_total", "kv_integrity_failures_total", "kv_blocks_free",
-                 "requests_rejected_total"):
+    for name in (
+        "block_evictions_total",
+        "kv_integrity_failures_total",
+        "kv_blocks_free",
+        "requests_rejected_total",
+    ):
         assert f"prefixlint_engine_{name}" in values
     assert values["prefixlint_engine_ttft_seconds_count"] >= 2
 
@@ -261,10 +291,16 @@ def test_disconnect_mid_stream_frees_blocks(server: tuple[str, LLMEngine]) -> No
     url, eng = server
     wait_idle(eng)
     aborted = eng.counters.finished.get("abort", 0)
-    body = {"model": "tiny", "prompt": f"a long story {uuid.uuid4().hex}", "max_tokens": MAX_LEN,
-            "ignore_eos": True, "stream": True}
-    with httpx.stream("POST", f"{url}/v1/completions", json=body,
-                      headers={"Authorization": "Bearer key-a"}, timeout=30) as resp:
+    body = {
+        "model": "tiny",
+        "prompt": f"a long story {uuid.uuid4().hex}",
+        "max_tokens": MAX_LEN,
+        "ignore_eos": True,
+        "stream": True,
+    }
+    with httpx.stream(
+        "POST", f"{url}/v1/completions", json=body, headers={"Authorization": "Bearer key-a"}, timeout=30
+    ) as resp:
         for line in resp.iter_lines():
             if line.startswith("data: "):
                 json.loads(line[6:])
@@ -275,8 +311,12 @@ def test_disconnect_mid_stream_frees_blocks(server: tuple[str, LLMEngine]) -> No
     assert eng.counters.finished.get("abort", 0) == aborted + 1
     # The same through the openai client's stream object.
     stream = oai(url).chat.completions.create(
-        model="tiny", messages=[{"role": "user", "content": "go on forever"}], max_tokens=MAX_LEN,
-        stream=True, extra_body={"ignore_eos": True})
+        model="tiny",
+        messages=[{"role": "user", "content": "go on forever"}],
+        max_tokens=MAX_LEN,
+        stream=True,
+        extra_body={"ignore_eos": True},
+    )
     next(iter(stream))
     stream.close()
     wait_idle(eng)

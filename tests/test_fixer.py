@@ -185,7 +185,7 @@ def test_cli_unsafe_fix_moves_placeholder_line_of_template_constant(tmp_path: Pa
     fixed = prompts.read_text()
     assert code == 0, out
     assert fixed.startswith('SYSTEM_TEMPLATE = """You are the billing assistant')
-    assert fixed.endswith("plan limits exactly.\nToday is {today}.\n\"\"\"\n")
+    assert fixed.endswith('plan limits exactly.\nToday is {today}.\n"""\n')
     import libcst
 
     libcst.parse_module(fixed)

@@ -11,9 +11,17 @@ TOOL = {"type": "function", "function": {"name": "lookup", "parameters": {"type"
 
 
 def test_chat_layout_is_in_prefix_order_with_last_user_flagged() -> None:
-    body = {"model": "gpt-4o", "tools": [TOOL], "response_format": {"type": "json_object"},
-            "messages": [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "a"},
-                         {"role": "assistant", "content": "b"}, {"role": "user", "content": "c"}]}
+    body = {
+        "model": "gpt-4o",
+        "tools": [TOOL],
+        "response_format": {"type": "json_object"},
+        "messages": [
+            {"role": "system", "content": "Be brief."},
+            {"role": "user", "content": "a"},
+            {"role": "assistant", "content": "b"},
+            {"role": "user", "content": "c"},
+        ],
+    }
     layout = layout_from_request(body)
     expected = [Section.TOOLS, Section.TOOLS, Section.SYSTEM] + [Section.MESSAGES] * 3
     assert [s.section for s in layout] == expected
@@ -24,9 +32,12 @@ def test_chat_layout_is_in_prefix_order_with_last_user_flagged() -> None:
 
 
 def test_anthropic_and_responses_shapes() -> None:
-    msgs = {"model": "claude-sonnet-4-5", "max_tokens": 5,
-            "system": [{"type": "text", "text": "sys", "cache_control": {"type": "ephemeral", "ttl": "1h"}}],
-            "messages": [{"role": "user", "content": [{"type": "text", "text": "hi"}]}]}
+    msgs = {
+        "model": "claude-sonnet-4-5",
+        "max_tokens": 5,
+        "system": [{"type": "text", "text": "sys", "cache_control": {"type": "ephemeral", "ttl": "1h"}}],
+        "messages": [{"role": "user", "content": [{"type": "text", "text": "hi"}]}],
+    }
     layout = layout_from_request(msgs)
     assert layout.sink_name == "messages"
     assert [s.label for s in layout] == ["system[0]", "messages[0].content[0]"]
@@ -37,10 +48,19 @@ def test_anthropic_and_responses_shapes() -> None:
 
 
 def test_volatile_values_are_dynamic_segments() -> None:
-    body = {"model": "gpt-4o", "messages": [
-        {"role": "system", "content": [{"type": "text", "text": "static"},
-                                       {"type": "text", "text": VolatileText("2026-11-29", "date")}]},
-        {"role": "user", "content": "q"}]}
+    body = {
+        "model": "gpt-4o",
+        "messages": [
+            {
+                "role": "system",
+                "content": [
+                    {"type": "text", "text": "static"},
+                    {"type": "text", "text": VolatileText("2026-11-29", "date")},
+                ],
+            },
+            {"role": "user", "content": "q"},
+        ],
+    }
     layout = layout_from_request(body)
     assert [s.static for s in layout] == [True, False, True]
     assert layout.first_breaking_index() == 1
@@ -60,11 +80,17 @@ def test_piece_cache_only_tokenizes_new_content() -> None:
 
 def test_cache_control_does_not_change_hashes() -> None:
     cache = PieceCache(tokenizer_for("anthropic", None))
-    plain = {"system": "s", "tools": [{"name": "t", "input_schema": {}}],
-             "messages": [{"role": "user", "content": "u"}]}
-    marked = {"system": [{"type": "text", "text": "s", "cache_control": {"type": "ephemeral"}}],
-              "tools": [{"name": "t", "input_schema": {}, "cache_control": {"type": "ephemeral"}}],
-              "messages": [{"role": "user", "content": "u"}], "cache_control": {"type": "ephemeral"}}
+    plain = {
+        "system": "s",
+        "tools": [{"name": "t", "input_schema": {}}],
+        "messages": [{"role": "user", "content": "u"}],
+    }
+    marked = {
+        "system": [{"type": "text", "text": "s", "cache_control": {"type": "ephemeral"}}],
+        "tools": [{"name": "t", "input_schema": {}, "cache_control": {"type": "ephemeral"}}],
+        "messages": [{"role": "user", "content": "u"}],
+        "cache_control": {"type": "ephemeral"},
+    }
     a = pieces_from_request(plain, "messages", cache)
     b = pieces_from_request(marked, "messages", cache)
     assert [p.chain for p in a] == [p.chain for p in b]

@@ -9,7 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-PLUGIN_MODULE = '''
+PLUGIN_MODULE = """
 from prefixlint.plugins import Plugin, SinkSpec
 
 PLUGIN = Plugin(
@@ -17,9 +17,9 @@ PLUGIN = Plugin(
     sinks=(SinkSpec(name="mylib chat", calls=("mylib.Client.chat",), provider="openai",
                     system=("preamble",), prompt=("text",)),),
 )
-'''
+"""
 
-APP = '''
+APP = """
 from datetime import datetime
 
 import mylib
@@ -29,7 +29,7 @@ RULES = "Follow the house policy carefully and cite every source you use. " * 40
 
 def ask(q):
     return mylib.Client().chat(preamble=f"Now: {datetime.now()}\\n" + RULES, text=q)
-'''
+"""
 
 
 def _install(site: Path, version: str) -> None:

@@ -33,8 +33,11 @@ def _reset(server: ProviderServer) -> None:
 
 
 def _client(server: ProviderServer, reports: list[CacheReport], key: str = "k1", **opts) -> openai.OpenAI:
-    return sdk.wrap(openai.OpenAI(base_url=server.url + "/v1", api_key=key, max_retries=0),
-                    on_report=reports.append, **opts)
+    return sdk.wrap(
+        openai.OpenAI(base_url=server.url + "/v1", api_key=key, max_retries=0),
+        on_report=reports.append,
+        **opts,
+    )
 
 
 def _msgs(user: str, system: str = SYSTEM) -> list[dict]:
@@ -89,9 +92,11 @@ def test_volatile_values_leave_the_static_prefix_identical(server: ProviderServe
     for day, rid in (("2026-11-28", "req-1"), ("2026-11-29", "req-2")):
         stamp = sdk.volatile(f"Today is {day}", "date")
         system = [{"type": "text", "text": SYSTEM}, {"type": "text", "text": stamp}]
-        client.chat.completions.create(model="gpt-4o", messages=[{"role": "system", "content": system},
-                                                                 {"role": "user", "content": "hi"}],
-                                       prefixlint_volatile={"request_id": rid})
+        client.chat.completions.create(
+            model="gpt-4o",
+            messages=[{"role": "system", "content": system}, {"role": "user", "content": "hi"}],
+            prefixlint_volatile={"request_id": rid},
+        )
     a, b = server.requests
     static_system = {"role": "system", "content": [{"type": "text", "text": SYSTEM}]}
     assert a["messages"][0] == b["messages"][0] == static_system
@@ -109,8 +114,9 @@ def test_drift_names_the_first_divergence(server: ProviderServer) -> None:
     client = _client(server, reports, keep_excerpts=True)
     for stamp in ("12:00:01", "12:00:02"):
         system = SYSTEM[:5000] + f" The time is {stamp}. " + SYSTEM[5000:]
-        client.chat.completions.create(model="gpt-4o", messages=_msgs("same", system),
-                                       prefixlint_template="support-bot")
+        client.chat.completions.create(
+            model="gpt-4o", messages=_msgs("same", system), prefixlint_template="support-bot"
+        )
     drift = reports[1]
     assert drift.verdict is Verdict.DRIFT
     d = drift.divergence
@@ -124,8 +130,9 @@ def test_no_excerpts_by_default(server: ProviderServer) -> None:
     reports: list[CacheReport] = []
     client = _client(server, reports)
     for s in ("a", "b"):
-        client.chat.completions.create(model="gpt-4o", messages=_msgs("q", s + SYSTEM),
-                                       prefixlint_template="t")
+        client.chat.completions.create(
+            model="gpt-4o", messages=_msgs("q", s + SYSTEM), prefixlint_template="t"
+        )
     assert reports[1].verdict is Verdict.DRIFT
     assert reports[1].divergence.before is None and reports[1].divergence.after is None
 
@@ -235,8 +242,9 @@ def test_raw_responses_are_accounted_and_raw_streams_pass_through(server: Provid
     assert raw.headers.get("content-type") == "application/json"
     assert raw.parse().choices[0].message.content == "ok"
     assert reports[-1].verdict is Verdict.HIT and reports[-1].reported_cached
-    raw_stream = client.chat.completions.with_raw_response.create(model="gpt-4o", messages=_msgs("c"),
-                                                                  stream=True)
+    raw_stream = client.chat.completions.with_raw_response.create(
+        model="gpt-4o", messages=_msgs("c"), stream=True
+    )
     assert len(list(raw_stream.parse())) == 3
     assert reports[-1].verdict is Verdict.UNVERIFIED
     with client.chat.completions.with_streaming_response.create(model="gpt-4o", messages=_msgs("d")) as resp:
@@ -276,16 +284,28 @@ def test_broken_callback_and_malformed_usage_never_break_the_call(server: Provid
 
 def test_canonicalization_is_opt_in(server: ProviderServer) -> None:
     zeta = {"parameters": {"type": "object", "properties": {}}, "name": "zeta"}
-    tools = [{"type": "function", "function": zeta},
-             {"type": "function", "function": {"name": "alpha", "parameters": {"type": "object"}}}]
+    tools = [
+        {"type": "function", "function": zeta},
+        {"type": "function", "function": {"name": "alpha", "parameters": {"type": "object"}}},
+    ]
     plain = _client(server, [])
     plain.chat.completions.create(model="gpt-4o", messages=_msgs("a\r\n"), tools=tools)
     assert server.requests[-1]["tools"] == tools and server.requests[-1]["messages"][1]["content"] == "a\r\n"
-    canon = _client(server, [], key="k2", sort_keys=True, sort_tools=True, normalize_newlines=True,
-                    strip_trailing_whitespace=True)
-    canon.chat.completions.create(model="gpt-4o", messages=_msgs("a  \r\nb"), tools=tools,
-                                  response_format={"type": "json_schema",
-                                                   "json_schema": {"schema": {}, "name": "x"}})
+    canon = _client(
+        server,
+        [],
+        key="k2",
+        sort_keys=True,
+        sort_tools=True,
+        normalize_newlines=True,
+        strip_trailing_whitespace=True,
+    )
+    canon.chat.completions.create(
+        model="gpt-4o",
+        messages=_msgs("a  \r\nb"),
+        tools=tools,
+        response_format={"type": "json_schema", "json_schema": {"schema": {}, "name": "x"}},
+    )
     sent = server.requests[-1]
     assert [t["function"]["name"] for t in sent["tools"]] == ["alpha", "zeta"]
     assert list(sent["tools"][1]["function"]) == ["name", "parameters"]
@@ -297,9 +317,13 @@ def test_dry_run_reports_changes_without_sending_them(server: ProviderServer) ->
     reports: list[CacheReport] = []
     client = _client(server, reports, tenant="acme", dry_run=True, include_usage=True)
     system = [{"type": "text", "text": SYSTEM}, {"type": "text", "text": sdk.volatile("now")}]
-    list(client.chat.completions.create(model="gpt-4o", stream=True,
-                                        messages=[{"role": "system", "content": system},
-                                                  {"role": "user", "content": "q"}]))
+    list(
+        client.chat.completions.create(
+            model="gpt-4o",
+            stream=True,
+            messages=[{"role": "system", "content": system}, {"role": "user", "content": "q"}],
+        )
+    )
     sent = server.requests[-1]
     assert "prompt_cache_key" not in sent and "stream_options" not in sent
     assert sent["messages"][0]["content"][1]["text"] == "now"
@@ -324,8 +348,14 @@ def test_cache_key_fn_derives_the_key(server: ProviderServer) -> None:
 
 def test_low_hit_rate_callback(server: ProviderServer) -> None:
     alarms: list[tuple[str, str, float]] = []
-    client = _client(server, [], tenant="acme", hit_rate_threshold=0.5, hit_rate_window=3,
-                     on_low_hit_rate=lambda kind, key, rate: alarms.append((kind, key, rate)))
+    client = _client(
+        server,
+        [],
+        tenant="acme",
+        hit_rate_threshold=0.5,
+        hit_rate_window=3,
+        on_low_hit_rate=lambda kind, key, rate: alarms.append((kind, key, rate)),
+    )
     server.mode = "under"
     for i in range(4):
         client.chat.completions.create(model="gpt-4o", messages=_msgs(f"q{i}"), prefixlint_template="bot")
@@ -353,8 +383,11 @@ def test_vllm_cache_salt_isolates_tenants(server: ProviderServer) -> None:
 
 def test_async_two_tenants_concurrently(server: ProviderServer) -> None:
     reports: list[CacheReport] = []
-    client = sdk.wrap(openai.AsyncOpenAI(base_url=server.url + "/v1", api_key="k", max_retries=0),
-                      on_report=reports.append, include_usage=True)
+    client = sdk.wrap(
+        openai.AsyncOpenAI(base_url=server.url + "/v1", api_key="k", max_retries=0),
+        on_report=reports.append,
+        include_usage=True,
+    )
 
     async def tenant_run(name: str) -> None:
         with sdk.tenant(name):
@@ -362,7 +395,8 @@ def test_async_two_tenants_concurrently(server: ProviderServer) -> None:
                 await asyncio.sleep(0)
                 if i == 2:
                     stream = await client.chat.completions.create(
-                        model="gpt-4o", messages=_msgs(f"{name}{i}"), stream=True)
+                        model="gpt-4o", messages=_msgs(f"{name}{i}"), stream=True
+                    )
                     async for _ in stream:
                         pass
                 else:
@@ -387,8 +421,9 @@ def test_async_two_tenants_concurrently(server: ProviderServer) -> None:
 
 def test_async_raw_response(server: ProviderServer) -> None:
     reports: list[CacheReport] = []
-    client = sdk.wrap(openai.AsyncOpenAI(base_url=server.url + "/v1", api_key="k", max_retries=0),
-                      on_report=reports.append)
+    client = sdk.wrap(
+        openai.AsyncOpenAI(base_url=server.url + "/v1", api_key="k", max_retries=0), on_report=reports.append
+    )
 
     async def main() -> None:
         raw = await client.chat.completions.with_raw_response.create(model="gpt-4o", messages=_msgs("a"))

@@ -34,8 +34,9 @@ def _reset(server: ProviderServer) -> None:
 
 
 def _client(server: ProviderServer, reports: list[CacheReport], **opts) -> anthropic.Anthropic:
-    return sdk.wrap(anthropic.Anthropic(base_url=server.url, api_key="k", max_retries=0),
-                    on_report=reports.append, **opts)
+    return sdk.wrap(
+        anthropic.Anthropic(base_url=server.url, api_key="k", max_retries=0), on_report=reports.append, **opts
+    )
 
 
 def _controls(body: dict) -> list[tuple[str, str]]:
@@ -83,16 +84,19 @@ def test_breakpoints_are_added_and_verified(server: ProviderServer) -> None:
 def test_no_breakpoint_below_the_minimum_and_user_controls_respected(server: ProviderServer) -> None:
     reports: list[CacheReport] = []
     client = _client(server, reports)
-    client.messages.create(model="claude-haiku-4-5", max_tokens=5, system="short", messages=[
-        {"role": "user", "content": "hi"}])
+    client.messages.create(
+        model="claude-haiku-4-5", max_tokens=5, system="short", messages=[{"role": "user", "content": "hi"}]
+    )
     assert _controls(server.requests[-1]) == []
     assert reports[-1].verdict is Verdict.EXPECTED_MISS and reports[-1].breakpoints == 0
     mine = [{"type": "text", "text": SYSTEM, "cache_control": {"type": "ephemeral"}}]
-    client.messages.create(model=MODEL, max_tokens=5, system=mine,
-                           messages=[{"role": "user", "content": "a"}])
+    client.messages.create(
+        model=MODEL, max_tokens=5, system=mine, messages=[{"role": "user", "content": "a"}]
+    )
     assert _controls(server.requests[-1]) == [("system[0]", "5m")]
-    client.messages.create(model=MODEL, max_tokens=5, system=mine,
-                           messages=[{"role": "user", "content": "b"}])
+    client.messages.create(
+        model=MODEL, max_tokens=5, system=mine, messages=[{"role": "user", "content": "b"}]
+    )
     assert reports[-1].verdict is Verdict.HIT
     off = _client(server, [], breakpoints=False)
     off.messages.create(model=MODEL, max_tokens=5, system=SYSTEM, messages=[{"role": "user", "content": "c"}])
@@ -102,13 +106,15 @@ def test_no_breakpoint_below_the_minimum_and_user_controls_respected(server: Pro
 def test_streaming_create_and_stream_helper_merge_usage(server: ProviderServer) -> None:
     reports: list[CacheReport] = []
     client = _client(server, reports)
-    stream = client.messages.create(model=MODEL, max_tokens=5, system=SYSTEM, stream=True,
-                                    messages=[{"role": "user", "content": "a"}])
+    stream = client.messages.create(
+        model=MODEL, max_tokens=5, system=SYSTEM, stream=True, messages=[{"role": "user", "content": "a"}]
+    )
     kinds = [ev.type for ev in stream]
     assert kinds[0] == "message_start" and kinds[-1] == "message_stop"
     assert reports[-1].verdict is Verdict.EXPECTED_MISS and reports[-1].cache_write > 0
-    with client.messages.stream(model=MODEL, max_tokens=5, system=SYSTEM,
-                                messages=[{"role": "user", "content": "b"}]) as s:
+    with client.messages.stream(
+        model=MODEL, max_tokens=5, system=SYSTEM, messages=[{"role": "user", "content": "b"}]
+    ) as s:
         text = "".join(s.text_stream)
         final = s.get_final_message()
     assert text == "w0 w1 w2 " and final.usage.output_tokens == 5
@@ -121,14 +127,16 @@ def test_stream_helper_closed_early_reports(server: ProviderServer) -> None:
     server.chunks = 40
     try:
         client = _client(server, reports)
-        with client.messages.stream(model=MODEL, max_tokens=5, system=SYSTEM,
-                                    messages=[{"role": "user", "content": "a"}]) as s:
+        with client.messages.stream(
+            model=MODEL, max_tokens=5, system=SYSTEM, messages=[{"role": "user", "content": "a"}]
+        ) as s:
             next(iter(s))
         assert len(reports) == 1
         # message_start carried the usage, so even a stream cut short is verified
         assert reports[0].verdict is Verdict.EXPECTED_MISS
-        st = client.messages.create(model=MODEL, max_tokens=5, system=SYSTEM, stream=True,
-                                    messages=[{"role": "user", "content": "b"}])
+        st = client.messages.create(
+            model=MODEL, max_tokens=5, system=SYSTEM, stream=True, messages=[{"role": "user", "content": "b"}]
+        )
         next(iter(st))
         del st
         gc.collect()
@@ -140,12 +148,14 @@ def test_stream_helper_closed_early_reports(server: ProviderServer) -> None:
 def test_raw_response_and_streaming_response(server: ProviderServer) -> None:
     reports: list[CacheReport] = []
     client = _client(server, reports)
-    raw = client.messages.with_raw_response.create(model=MODEL, max_tokens=5, system=SYSTEM,
-                                                   messages=[{"role": "user", "content": "a"}])
+    raw = client.messages.with_raw_response.create(
+        model=MODEL, max_tokens=5, system=SYSTEM, messages=[{"role": "user", "content": "a"}]
+    )
     assert raw.parse().usage.cache_creation_input_tokens > 0
     assert reports[-1].verdict is Verdict.EXPECTED_MISS and reports[-1].cache_write > 0
-    with client.messages.with_streaming_response.create(model=MODEL, max_tokens=5, system=SYSTEM,
-                                                        messages=[{"role": "user", "content": "b"}]) as r:
+    with client.messages.with_streaming_response.create(
+        model=MODEL, max_tokens=5, system=SYSTEM, messages=[{"role": "user", "content": "b"}]
+    ) as r:
         assert r.parse().usage.cache_read_input_tokens > 0
     assert reports[-1].verdict is Verdict.UNVERIFIED
     assert _controls(server.requests[-1])  # breakpoints still added on the raw path
@@ -153,23 +163,35 @@ def test_raw_response_and_streaming_response(server: ProviderServer) -> None:
 
 def test_async_anthropic_two_tenants(server: ProviderServer) -> None:
     reports: list[CacheReport] = []
-    client = sdk.wrap(anthropic.AsyncAnthropic(base_url=server.url, api_key="k", max_retries=0),
-                      on_report=reports.append, require_tenant=True)
+    client = sdk.wrap(
+        anthropic.AsyncAnthropic(base_url=server.url, api_key="k", max_retries=0),
+        on_report=reports.append,
+        require_tenant=True,
+    )
 
     async def run(name: str) -> None:
         with sdk.tenant(name):
             for i in range(2):
-                await client.messages.create(model=MODEL, max_tokens=5, system=f"{name} policy. " + SYSTEM,
-                                             messages=[{"role": "user", "content": str(i)}])
-            async with client.messages.stream(model=MODEL, max_tokens=5, system=f"{name} policy. " + SYSTEM,
-                                              messages=[{"role": "user", "content": "s"}]) as s:
+                await client.messages.create(
+                    model=MODEL,
+                    max_tokens=5,
+                    system=f"{name} policy. " + SYSTEM,
+                    messages=[{"role": "user", "content": str(i)}],
+                )
+            async with client.messages.stream(
+                model=MODEL,
+                max_tokens=5,
+                system=f"{name} policy. " + SYSTEM,
+                messages=[{"role": "user", "content": "s"}],
+            ) as s:
                 await s.get_final_message()
 
     async def main() -> None:
         await asyncio.gather(run("acme"), run("globex"))
         with pytest.raises(sdk.TenantRequiredError):
-            await client.messages.create(model=MODEL, max_tokens=5,
-                                         messages=[{"role": "user", "content": "x"}])
+            await client.messages.create(
+                model=MODEL, max_tokens=5, messages=[{"role": "user", "content": "x"}]
+            )
         await client.close()
 
     with warnings.catch_warnings():
@@ -184,21 +206,27 @@ def test_over_reporting_anthropic_server(server: ProviderServer) -> None:
     reports: list[CacheReport] = []
     client = _client(server, reports)
     server.mode = "over"
-    client.messages.create(model=MODEL, max_tokens=5, system=SYSTEM,
-                           messages=[{"role": "user", "content": "a"}])
+    client.messages.create(
+        model=MODEL, max_tokens=5, system=SYSTEM, messages=[{"role": "user", "content": "a"}]
+    )
     assert reports[-1].verdict is Verdict.UNEXPECTED_HIT
 
 
 def test_vertex_client_is_wrapped_like_anthropic(server: ProviderServer) -> None:
     reports: list[CacheReport] = []
-    client = sdk.wrap(anthropic.AnthropicVertex(region="us-east5", project_id="p", access_token="t",
-                                                base_url=server.url + "/v1", max_retries=0),
-                      on_report=reports.append)
+    client = sdk.wrap(
+        anthropic.AnthropicVertex(
+            region="us-east5", project_id="p", access_token="t", base_url=server.url + "/v1", max_retries=0
+        ),
+        on_report=reports.append,
+    )
     for q in ("a", "b"):
-        client.messages.create(model=MODEL, max_tokens=5, system=SYSTEM,
-                               messages=[{"role": "user", "content": q}])
-    with client.messages.stream(model=MODEL, max_tokens=5, system=SYSTEM,
-                                messages=[{"role": "user", "content": "c"}]) as s:
+        client.messages.create(
+            model=MODEL, max_tokens=5, system=SYSTEM, messages=[{"role": "user", "content": q}]
+        )
+    with client.messages.stream(
+        model=MODEL, max_tokens=5, system=SYSTEM, messages=[{"role": "user", "content": "c"}]
+    ) as s:
         s.get_final_message()
     assert _controls(server.requests[-1])
     assert [r.verdict for r in reports] == [Verdict.EXPECTED_MISS, Verdict.HIT, Verdict.HIT]

@@ -32,8 +32,16 @@ BLOCK = 16  # the engine's block size and the increment of [prefixlint-engine] i
 
 @pytest.fixture(scope="module")
 def url() -> Iterator[str]:
-    eng = LLMEngine(EngineConfig(preset="tiny", device="cpu", num_blocks=256, block_size=BLOCK,
-                                 max_model_len=2048, allow_client_salt=True))
+    eng = LLMEngine(
+        EngineConfig(
+            preset="tiny",
+            device="cpu",
+            num_blocks=256,
+            block_size=BLOCK,
+            max_model_len=2048,
+            allow_client_salt=True,
+        )
+    )
     try:
         with serve_in_thread(create_app(eng)) as base:
             yield base
@@ -56,8 +64,14 @@ class Sent:
 
 def wrapped_openai(url: str, reports: list[CacheReport], sent: Sent, **kw: object) -> openai.OpenAI:
     client = openai.OpenAI(base_url=f"{url}/v1", api_key="unused", max_retries=0, http_client=sent.client())
-    return sdk.wrap(client, provider="prefixlint-engine", tenant="acme", salt_secret=SECRET,
-                    on_report=reports.append, **kw)
+    return sdk.wrap(
+        client,
+        provider="prefixlint-engine",
+        tenant="acme",
+        salt_secret=SECRET,
+        on_report=reports.append,
+        **kw,
+    )
 
 
 def messages(system: str, user: str = "What is a KV block?") -> list[dict]:
@@ -95,8 +109,9 @@ def test_tenants_get_different_salts_and_do_not_share_blocks(url: str) -> None:
     client = wrapped_openai(url, reports, sent)
     msgs = messages(system_prompt())
     for tenant in ("alice", "alice", "bob"):
-        client.chat.completions.create(model="tiny", messages=msgs, max_tokens=1, temperature=0,
-                                       prefixlint_tenant=tenant)
+        client.chat.completions.create(
+            model="tiny", messages=msgs, max_tokens=1, temperature=0, prefixlint_tenant=tenant
+        )
     a1, a2, b1 = reports
     salts = [body["cache_salt"] for body in sent.bodies]
     assert salts[0] == salts[1] != salts[2]
@@ -112,8 +127,11 @@ def test_stream_with_include_usage_produces_a_report(url: str) -> None:
     msgs = messages(system_prompt())
     texts = []
     for _ in range(2):
-        chunks = list(client.chat.completions.create(model="tiny", messages=msgs, max_tokens=3,
-                                                     temperature=0, stream=True))
+        chunks = list(
+            client.chat.completions.create(
+                model="tiny", messages=msgs, max_tokens=3, temperature=0, stream=True
+            )
+        )
         texts.append("".join(c.choices[0].delta.content or "" for c in chunks if c.choices))
         assert chunks[-1].choices == [] and chunks[-1].usage is not None
     assert [b["stream_options"] for b in sent.bodies] == [{"include_usage": True}] * 2
@@ -130,20 +148,31 @@ def test_anthropic_client_gets_cache_reads_through_breakpoints(url: str) -> None
     reports: list[CacheReport] = []
     sent = Sent()
     httpx2 = pytest.importorskip("httpx2")  # the anthropic SDK's own fork of httpx
-    client = sdk.wrap(anthropic.Anthropic(base_url=url, api_key="unused", max_retries=0,
-                                          http_client=sent.client(httpx2)),
-                      provider="prefixlint-engine", tenant="acme", salt_secret=SECRET,
-                      on_report=reports.append)
+    client = sdk.wrap(
+        anthropic.Anthropic(base_url=url, api_key="unused", max_retries=0, http_client=sent.client(httpx2)),
+        provider="prefixlint-engine",
+        tenant="acme",
+        salt_secret=SECRET,
+        on_report=reports.append,
+    )
     system = system_prompt()
     usages = []
     for _ in range(2):
-        msg = client.messages.create(model="tiny", max_tokens=2, system=system,
-                                     messages=[{"role": "user", "content": "What is a KV block?"}])
+        msg = client.messages.create(
+            model="tiny",
+            max_tokens=2,
+            system=system,
+            messages=[{"role": "user", "content": "What is a KV block?"}],
+        )
         usages.append(msg.usage)
     # the wrapper placed the breakpoints (the request had none) and salted the request
     assert all(b.get("cache_salt") for b in sent.bodies)
-    marked = [blk for b in sent.bodies for blk in (b["system"] if isinstance(b["system"], list) else [])
-              if blk.get("cache_control")]
+    marked = [
+        blk
+        for b in sent.bodies
+        for blk in (b["system"] if isinstance(b["system"], list) else [])
+        if blk.get("cache_control")
+    ]
     assert marked and reports[0].breakpoints >= 1
     assert usages[0].cache_read_input_tokens == 0 and usages[0].cache_creation_input_tokens > 0
     assert usages[1].cache_read_input_tokens > 0

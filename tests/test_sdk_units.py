@@ -54,8 +54,12 @@ def test_usage_normalisation_from_the_data_file() -> None:
     assert (u.prompt_tokens, u.cached, u.cache_write) == (2000, 1920, 80)
     responses = {"input_tokens": 1500, "input_tokens_details": {"cached_tokens": 1152}}
     assert normalize_usage(responses, get_provider("openai")).cached == 1152
-    claude = {"input_tokens": 50, "cache_read_input_tokens": 3000, "cache_creation_input_tokens": 200,
-              "cache_creation": {"ephemeral_5m_input_tokens": 150, "ephemeral_1h_input_tokens": 50}}
+    claude = {
+        "input_tokens": 50,
+        "cache_read_input_tokens": 3000,
+        "cache_creation_input_tokens": 200,
+        "cache_creation": {"ephemeral_5m_input_tokens": 150, "ephemeral_1h_input_tokens": 50},
+    }
     u = normalize_usage(claude, get_provider("anthropic"))
     got = (u.prompt_tokens, u.cached, u.cache_write, u.cache_write_5m, u.cache_write_1h)
     assert got == (3250, 3000, 200, 150, 50)
@@ -89,8 +93,10 @@ def test_tenant_context_nests_and_resets() -> None:
 
 def test_volatile_moves_to_the_last_user_message_or_a_trailing_message() -> None:
     stamp = sdk.volatile("t=1", "time")
-    body = {"system": [{"type": "text", "text": "static"}, {"type": "text", "text": stamp}],
-            "messages": [{"role": "user", "content": "q"}]}
+    body = {
+        "system": [{"type": "text", "text": "static"}, {"type": "text", "text": stamp}],
+        "messages": [{"role": "user", "content": "q"}],
+    }
     out, changes = move_volatile(body, "messages", {"rid": "r1", "docs": ["d1", "d2"]})
     assert out["system"] == [{"type": "text", "text": "static"}]
     tail = out["messages"][0]["content"][1]["text"]
@@ -119,8 +125,18 @@ def test_otel_attributes_follow_genai_conventions() -> None:
         def set_attributes(self, attributes: dict) -> None:
             self.attrs.update(attributes)
 
-    report = CacheReport("anthropic", "claude-x", "messages", Verdict.HIT, 900, 1000, 1200, 1100,
-                         cache_write=50, tokens_saved=1000)
+    report = CacheReport(
+        "anthropic",
+        "claude-x",
+        "messages",
+        Verdict.HIT,
+        900,
+        1000,
+        1200,
+        1100,
+        cache_write=50,
+        tokens_saved=1000,
+    )
     assert not otel.emit(report)  # no recording span
     span = Recording()
     with trace.use_span(span):
@@ -136,21 +152,45 @@ def _builder(today: str, docs: list[str], leak: bool = False) -> dict:
     system = "You are the billing assistant. " + " ".join(f"policy{i}" for i in range(600))
     if leak:
         system = f"Today is {today}. " + system
-        return {"model": "gpt-4o", "messages": [{"role": "system", "content": system},
-                                                {"role": "user", "content": "help"}]}
-    return {"model": "gpt-4o", "messages": [
-        {"role": "system", "content": [{"type": "text", "text": system},
-                                       {"type": "text", "text": sdk.volatile(f"Today is {today}")}]},
-        {"role": "user", "content": [{"type": "text", "text": "help"},
-                                     {"type": "text", "text": sdk.volatile("\n".join(docs))}]}]}
+        return {
+            "model": "gpt-4o",
+            "messages": [{"role": "system", "content": system}, {"role": "user", "content": "help"}],
+        }
+    return {
+        "model": "gpt-4o",
+        "messages": [
+            {
+                "role": "system",
+                "content": [
+                    {"type": "text", "text": system},
+                    {"type": "text", "text": sdk.volatile(f"Today is {today}")},
+                ],
+            },
+            {
+                "role": "user",
+                "content": [
+                    {"type": "text", "text": "help"},
+                    {"type": "text", "text": sdk.volatile("\n".join(docs))},
+                ],
+            },
+        ],
+    }
 
 
 def test_pytest_helper_passes_a_stable_builder_and_names_a_leak() -> None:
-    result = assert_shared_prefix(_builder, {"today": "2026-01-01", "docs": ["a"]},
-                                  {"today": "2026-06-30", "docs": ["b", "c"]}, min_tokens=1024)
+    result = assert_shared_prefix(
+        _builder,
+        {"today": "2026-01-01", "docs": ["a"]},
+        {"today": "2026-06-30", "docs": ["b", "c"]},
+        min_tokens=1024,
+    )
     assert result.tokens >= 1024
     with pytest.raises(AssertionError, match=r"first divergence at messages\[0\]\.content.*2026-01-01"):
-        assert_shared_prefix(_builder, {"today": "2026-01-01", "docs": [], "leak": True},
-                             {"today": "2026-06-30", "docs": [], "leak": True}, min_tokens=1024)
+        assert_shared_prefix(
+            _builder,
+            {"today": "2026-01-01", "docs": [], "leak": True},
+            {"today": "2026-06-30", "docs": [], "leak": True},
+            min_tokens=1024,
+        )
     raw = shared_prefix(_builder("a", [], True), _builder("b", [], True), through_sdk=False)
     assert raw.tokens < 16

@@ -108,8 +108,12 @@ def test_analyze_jinja_file_with_include(tmp_path: Path):
     (tmp_path / "templates" / "header.j2").write_text("Hello {{ user_name }}.\n")
     main = tmp_path / "templates" / "system.j2"
     main.write_text("{% include 'header.j2' %}You are Harbor. " + "Follow the rules. " * 40)
-    fa = analyze_template_file(str(main), main.read_text(), settings(tmp_path, provider="anthropic",
-                                                                     model="claude-sonnet-4-5"), tmp_path)
+    fa = analyze_template_file(
+        str(main),
+        main.read_text(),
+        settings(tmp_path, provider="anthropic", model="claude-sonnet-4-5"),
+        tmp_path,
+    )
     (layout,) = fa.layouts
     assert (layout.provider, layout.model) == ("anthropic", "claude-sonnet-4-5")
     assert fa.dependencies == {str((tmp_path / "templates" / "header.j2").resolve())}
@@ -127,15 +131,20 @@ def test_analyze_plain_prompt_file_and_syntax_error(tmp_path: Path):
 
 
 def test_dotprompt_front_matter_roles_and_history(tmp_path: Path):
-    text = ('---\nmodel: googleai/gemini-1.5-flash\n---\n{{role "system"}}\nToday is {{currentDate}}.\n'
-            '{{history}}\n{{role "user"}}\n{{question}}\n')
+    text = (
+        '---\nmodel: googleai/gemini-1.5-flash\n---\n{{role "system"}}\nToday is {{currentDate}}.\n'
+        '{{history}}\n{{role "user"}}\n{{question}}\n'
+    )
     fa = analyze_template_file("chat.prompt", text, settings(tmp_path), tmp_path)
     (layout,) = fa.layouts
     assert (layout.provider, layout.model) == ("gemini", "gemini-1.5-flash")
     segs = layout.segments
     assert segs[0].text == "Today is " and segs[0].location == SourceLocation("chat.prompt", 5, 0)
-    assert [s.kind for s in segs if s.dynamic] == [DynamicKind.TIMESTAMP, DynamicKind.HISTORY,
-                                                   DynamicKind.USER_INPUT]
+    assert [s.kind for s in segs if s.dynamic] == [
+        DynamicKind.TIMESTAMP,
+        DynamicKind.HISTORY,
+        DynamicKind.USER_INPUT,
+    ]
     question = next(s for s in segs if s.kind is DynamicKind.USER_INPUT)
     assert (question.section, question.role, question.message_index) == (Section.MESSAGES, "user", 1)
     assert question.is_last_user_message
@@ -151,8 +160,12 @@ def test_jinja_suppressions_trailing_next_line_and_file():
         "{#- prefixlint: ignore-file[PFX110] -#}\n"
         "{# an ordinary comment #}{{ x }}\n"
     )
-    assert template_suppressions(text, "jinja") == {1: {"PFX101"}, 3: {"PFX101", "PFX102"}, 5: None,
-                                                    0: {"PFX110"}}
+    assert template_suppressions(text, "jinja") == {
+        1: {"PFX101"},
+        3: {"PFX101", "PFX102"},
+        5: None,
+        0: {"PFX110"},
+    }
     assert template_suppressions("{# prefixlint: ignore-file #}", "prompty") == {0: None}
 
 

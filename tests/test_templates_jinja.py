@@ -47,7 +47,7 @@ def test_comments_raw_blocks_and_string_literals_are_not_placeholders():
     assert len(dynamic) == 1
     prefix = '{# {{ now() }} #}A {% raw %}{{ user }}{% endraw %} {{ "{{ x }}" }} '
     assert dynamic[0].location.col == len(prefix)
-    assert "".join(s.text for s in r.segments if s.static) == 'A {{ user }} {{ x }} '
+    assert "".join(s.text for s in r.segments if s.static) == "A {{ user }} {{ x }} "
 
 
 @pytest.mark.parametrize(
@@ -107,8 +107,10 @@ def test_binding_of_root_name_covers_attributes():
 
 
 def test_if_bodies_are_conditional_and_for_bodies_repeated():
-    r = jinja("{% if vip %}VIP {{ user_name }}{% elif x %}X{% else %}N{% endif %}"
-              "{% for d in docs %}- {{ d.page_content }}{% else %}none{% endfor %}end")
+    r = jinja(
+        "{% if vip %}VIP {{ user_name }}{% elif x %}X{% else %}N{% endif %}"
+        "{% for d in docs %}- {{ d.page_content }}{% else %}none{% endfor %}end"
+    )
     by_text = {(s.text if s.static else s.kind): s for s in r.segments}
     assert by_text["VIP "].conditional and not by_text["VIP "].repeated
     assert by_text[DynamicKind.USER_IDENTITY].conditional
@@ -120,16 +122,20 @@ def test_if_bodies_are_conditional_and_for_bodies_repeated():
 
 
 def test_loop_variable_takes_the_iterables_kind():
-    r = jinja("{% for d in docs %}{{ d }}{% endfor %}{% for m in messages %}{{ m.content }}{% endfor %}"
-              "{% for n in ['a', 'b'] %}{{ n }}{% endfor %}")
+    r = jinja(
+        "{% for d in docs %}{{ d }}{% endfor %}{% for m in messages %}{{ m.content }}{% endfor %}"
+        "{% for n in ['a', 'b'] %}{{ n }}{% endfor %}"
+    )
     kinds = [s.kind for s in r.segments if s.dynamic]
     assert kinds == [DynamicKind.RETRIEVED_CONTEXT, DynamicKind.HISTORY]
     assert r.segments[-1].static and r.segments[-1].repeated
 
 
 def test_set_variables_carry_their_value():
-    r = jinja('{% set stamp = now() %}{% set greeting = "Hello" %}{{ greeting }} {{ stamp }}'
-              "{% set block %}Dear {{ user_name }}{% endset %}{{ block }}")
+    r = jinja(
+        '{% set stamp = now() %}{% set greeting = "Hello" %}{{ greeting }} {{ stamp }}'
+        "{% set block %}Dear {{ user_name }}{% endset %}{{ block }}"
+    )
     assert shape(r) == [(True, "Hello "), (False, DynamicKind.TIMESTAMP), (False, DynamicKind.USER_IDENTITY)]
 
 
@@ -157,11 +163,17 @@ def write(tmp: Path, files: dict[str, str]) -> None:
 
 
 def test_include_is_resolved_with_locations_in_the_included_file(tmp_path: Path):
-    write(tmp_path, {"templates/main.j2": "Rules.\n{% include 'parts/header.j2' %}\nEnd",
-                     "templates/parts/header.j2": "Now: {{ now() }}"})
+    write(
+        tmp_path,
+        {
+            "templates/main.j2": "Rules.\n{% include 'parts/header.j2' %}\nEnd",
+            "templates/parts/header.j2": "Now: {{ now() }}",
+        },
+    )
     main = tmp_path / "templates/main.j2"
-    r = render_segments(main.read_text(), style="jinja", path=str(main), search_paths=[Path("templates")],
-                        root=tmp_path)
+    r = render_segments(
+        main.read_text(), style="jinja", path=str(main), search_paths=[Path("templates")], root=tmp_path
+    )
     assert shape(r) == [(True, "Rules.\nNow: "), (False, DynamicKind.TIMESTAMP), (True, "\nEnd")]
     header = str((tmp_path / "templates/parts/header.j2").resolve())
     dyn = r.segments[1]
@@ -172,17 +184,21 @@ def test_include_is_resolved_with_locations_in_the_included_file(tmp_path: Path)
 
 
 def test_include_sees_the_callers_bindings_and_loop_variables(tmp_path: Path):
-    write(tmp_path, {"main.j2": "{% for d in docs %}{% include 'item.j2' %}{% endfor %}",
-                     "item.j2": "* {{ d }}"})
-    r = render_segments((tmp_path / "main.j2").read_text(), style="jinja", path=str(tmp_path / "main.j2"),
-                        root=tmp_path)
+    write(
+        tmp_path,
+        {"main.j2": "{% for d in docs %}{% include 'item.j2' %}{% endfor %}", "item.j2": "* {{ d }}"},
+    )
+    r = render_segments(
+        (tmp_path / "main.j2").read_text(), style="jinja", path=str(tmp_path / "main.j2"), root=tmp_path
+    )
     (dyn,) = [s for s in r.segments if s.dynamic]
     assert dyn.kind is DynamicKind.RETRIEVED_CONTEXT and dyn.repeated
 
 
 def test_include_loop_is_reported_and_terminates(tmp_path: Path):
-    write(tmp_path, {"a.j2": "A {{ user_name }} {% include 'b.j2' %}",
-                     "b.j2": "B {% include 'a.j2' %} b-end"})
+    write(
+        tmp_path, {"a.j2": "A {{ user_name }} {% include 'b.j2' %}", "b.j2": "B {% include 'a.j2' %} b-end"}
+    )
     a = tmp_path / "a.j2"
     r = render_segments(a.read_text(), style="jinja", path=str(a), root=tmp_path)
     (err,) = r.errors
@@ -202,8 +218,12 @@ def test_self_include_loop_with_a_relative_path(tmp_path: Path, monkeypatch: pyt
 
 
 def test_missing_include_is_an_error_but_the_rest_is_analysed(tmp_path: Path):
-    r = render_segments("{% include 'nope.j2' %}{{ today }}{% include 'gone.j2' ignore missing %}",
-                        style="jinja", path="m.j2", root=tmp_path)
+    r = render_segments(
+        "{% include 'nope.j2' %}{{ today }}{% include 'gone.j2' ignore missing %}",
+        style="jinja",
+        path="m.j2",
+        root=tmp_path,
+    )
     (err,) = r.errors
     assert err.code == "PFX002" and "nope.j2" in err.message and err.location.line == 1
     assert shape(r) == [(False, DynamicKind.TIMESTAMP)]
@@ -211,8 +231,13 @@ def test_missing_include_is_an_error_but_the_rest_is_analysed(tmp_path: Path):
 
 def test_include_name_from_a_static_binding_or_unknown(tmp_path: Path):
     write(tmp_path, {"part.j2": "P {{ today }}"})
-    r = render_segments("{% include part %}", style="jinja", path="m.j2", root=tmp_path,
-                        bindings={"part": Binding(static=True, text="part.j2")})
+    r = render_segments(
+        "{% include part %}",
+        style="jinja",
+        path="m.j2",
+        root=tmp_path,
+        bindings={"part": Binding(static=True, text="part.j2")},
+    )
     assert shape(r) == [(True, "P "), (False, DynamicKind.TIMESTAMP)]
     r = render_segments("{% include some_name %}", style="jinja", path="m.j2", root=tmp_path)
     (seg,) = r.segments
@@ -220,11 +245,14 @@ def test_include_name_from_a_static_binding_or_unknown(tmp_path: Path):
 
 
 def test_extends_renders_the_parent_with_child_blocks_and_super(tmp_path: Path):
-    write(tmp_path, {
-        "base.j2": "Base rules.\n{% block head %}H{% endblock %}\n{% block body %}B{% endblock %}\nTail",
-        "child.j2": "{% extends 'base.j2' %}ignored"
-                    "{% block body %}{{ super() }} C {{ user_name }}{% endblock %}",
-    })
+    write(
+        tmp_path,
+        {
+            "base.j2": "Base rules.\n{% block head %}H{% endblock %}\n{% block body %}B{% endblock %}\nTail",
+            "child.j2": "{% extends 'base.j2' %}ignored"
+            "{% block body %}{{ super() }} C {{ user_name }}{% endblock %}",
+        },
+    )
     child = tmp_path / "child.j2"
     r = render_segments(child.read_text(), style="jinja", path=str(child), root=tmp_path)
     assert shape(r) == [(True, "Base rules.\nH\nB C "), (False, DynamicKind.USER_IDENTITY), (True, "\nTail")]
@@ -233,8 +261,9 @@ def test_extends_renders_the_parent_with_child_blocks_and_super(tmp_path: Path):
 
 
 def test_macros_local_imported_and_call_blocks(tmp_path: Path):
-    write(tmp_path, {"macros.j2": "{% macro greet(who, when=now()) %}Hi {{ who }} at {{ when }}"
-                                  "{% endmacro %}"})
+    write(
+        tmp_path, {"macros.j2": "{% macro greet(who, when=now()) %}Hi {{ who }} at {{ when }}{% endmacro %}"}
+    )
     text = (
         "{% import 'macros.j2' as m %}{% from 'macros.j2' import greet as g %}"
         "{% macro wrap(x) %}[{{ caller() }}|{{ x }}]{% endmacro %}"
@@ -243,8 +272,13 @@ def test_macros_local_imported_and_call_blocks(tmp_path: Path):
     )
     r = render_segments(text, style="jinja", path=str(tmp_path / "main.j2"), root=tmp_path)
     assert shape(r) == [
-        (True, "Hi "), (False, DynamicKind.USER_IDENTITY), (True, " at "), (False, DynamicKind.TIMESTAMP),
-        (True, "Hi team at noon["), (False, DynamicKind.RETRIEVED_CONTEXT), (True, "|static]"),
+        (True, "Hi "),
+        (False, DynamicKind.USER_IDENTITY),
+        (True, " at "),
+        (False, DynamicKind.TIMESTAMP),
+        (True, "Hi team at noon["),
+        (False, DynamicKind.RETRIEVED_CONTEXT),
+        (True, "|static]"),
     ]
     macro_file = str((tmp_path / "macros.j2").resolve())
     assert r.segments[1].location.path == macro_file
@@ -253,8 +287,10 @@ def test_macros_local_imported_and_call_blocks(tmp_path: Path):
 
 
 def test_recursive_macro_terminates():
-    r = jinja("{% macro tree(n) %}({{ n.name }}{% for c in n.children %}{{ tree(c) }}{% endfor %})"
-              "{% endmacro %}{{ tree(root_node) }}")
+    r = jinja(
+        "{% macro tree(n) %}({{ n.name }}{% for c in n.children %}{{ tree(c) }}{% endfor %})"
+        "{% endmacro %}{{ tree(root_node) }}"
+    )
     assert r.errors == []
     assert r.segments[0].text == "("
 
@@ -270,18 +306,28 @@ def test_find_template_search_order(tmp_path: Path):
 
 
 def test_with_namespace_and_filter_blocks():
-    r = jinja("{% set ns = namespace(v=none) %}{% set ns.v = now() %}{{ ns.v }}"
-              "{% with who = user_name %}[{{ who }}]{% endwith %}"
-              "{% filter upper %}up {{ docs }}{% endfilter %}")
+    r = jinja(
+        "{% set ns = namespace(v=none) %}{% set ns.v = now() %}{{ ns.v }}"
+        "{% with who = user_name %}[{{ who }}]{% endwith %}"
+        "{% filter upper %}up {{ docs }}{% endfilter %}"
+    )
     assert shape(r) == [
-        (False, DynamicKind.TIMESTAMP), (True, "["), (False, DynamicKind.USER_IDENTITY), (True, "]up "),
+        (False, DynamicKind.TIMESTAMP),
+        (True, "["),
+        (False, DynamicKind.USER_IDENTITY),
+        (True, "]up "),
         (False, DynamicKind.RETRIEVED_CONTEXT),
     ]
 
 
 def test_extends_loop_is_reported(tmp_path: Path):
-    write(tmp_path, {"a.j2": "{% extends 'b.j2' %}{% block x %}A{% endblock %}",
-                     "b.j2": "{% extends 'a.j2' %}{% block x %}B{% endblock %}"})
+    write(
+        tmp_path,
+        {
+            "a.j2": "{% extends 'b.j2' %}{% block x %}A{% endblock %}",
+            "b.j2": "{% extends 'a.j2' %}{% block x %}B{% endblock %}",
+        },
+    )
     a = tmp_path / "a.j2"
     r = render_segments(a.read_text(), style="jinja", path=str(a), root=tmp_path)
     assert [e.code for e in r.errors] == ["PFX002"]

@@ -20,8 +20,13 @@ def shape(result):
 def test_format_placeholders_escapes_and_locations():
     r = render("Today is {today}.\nKeep {{braces}} and {user.name!r:>10} {0} {1}", "format")
     assert shape(r) == [
-        (True, "Today is "), (False, DynamicKind.TIMESTAMP), (True, ".\nKeep {braces} and "),
-        (False, DynamicKind.USER_IDENTITY), (True, " "), (False, DynamicKind.UNKNOWN), (True, " "),
+        (True, "Today is "),
+        (False, DynamicKind.TIMESTAMP),
+        (True, ".\nKeep {braces} and "),
+        (False, DynamicKind.USER_IDENTITY),
+        (True, " "),
+        (False, DynamicKind.UNKNOWN),
+        (True, " "),
         (False, DynamicKind.UNKNOWN),
     ]
     today, user, zero, auto = [s for s in r.segments if s.dynamic]
@@ -39,9 +44,14 @@ def test_format_json_examples_are_not_placeholders():
 
 
 def test_format_positional_bindings_and_nested_spec():
-    r = render("{0} {width_note:{width}}", "format",
-               bindings={"0": Binding(static=True, text="Zed"), "width": Binding(static=False,
-                                                                                   kind=DynamicKind.RANDOM)})
+    r = render(
+        "{0} {width_note:{width}}",
+        "format",
+        bindings={
+            "0": Binding(static=True, text="Zed"),
+            "width": Binding(static=False, kind=DynamicKind.RANDOM),
+        },
+    )
     assert r.segments[0].static and r.segments[0].text == "Zed "
     assert r.segments[1].kind is DynamicKind.RANDOM
 
@@ -49,7 +59,10 @@ def test_format_positional_bindings_and_nested_spec():
 def test_plain_files_take_single_and_double_braces_but_not_json():
     r = render('Hi {{ user_name }} / {question}\n{"a": {"b": 1}} {{"x": 2}}', "plain")
     assert shape(r) == [
-        (True, "Hi "), (False, DynamicKind.USER_IDENTITY), (True, " / "), (False, DynamicKind.USER_INPUT),
+        (True, "Hi "),
+        (False, DynamicKind.USER_IDENTITY),
+        (True, " / "),
+        (False, DynamicKind.USER_INPUT),
         (True, '\n{"a": {"b": 1}} {{"x": 2}}'),
     ]
     assert r.segments[1].location == SourceLocation("p.txt", 1, 3, 1, 18)
@@ -64,7 +77,10 @@ def test_unclosed_front_matter_leaves_a_plain_file_plain():
 def test_dollar_templates():
     r = render("Hello $user_name, ${today}! Cost: $$5, lone $ sign, $9", "dollar")
     assert shape(r) == [
-        (True, "Hello "), (False, DynamicKind.USER_IDENTITY), (True, ", "), (False, DynamicKind.TIMESTAMP),
+        (True, "Hello "),
+        (False, DynamicKind.USER_IDENTITY),
+        (True, ", "),
+        (False, DynamicKind.TIMESTAMP),
         (True, "! Cost: $5, lone $ sign, $9"),
     ]
     assert r.segments[3].location == SourceLocation("p.txt", 1, 18, 1, 26)
@@ -73,21 +89,33 @@ def test_dollar_templates():
 def test_percent_templates():
     r = render("Now %(now)s for %s at 100%% %(docs)r", "percent")
     assert shape(r) == [
-        (True, "Now "), (False, DynamicKind.TIMESTAMP), (True, " for "), (False, DynamicKind.UNKNOWN),
-        (True, " at 100% "), (False, DynamicKind.RETRIEVED_CONTEXT),
+        (True, "Now "),
+        (False, DynamicKind.TIMESTAMP),
+        (True, " for "),
+        (False, DynamicKind.UNKNOWN),
+        (True, " at 100% "),
+        (False, DynamicKind.RETRIEVED_CONTEXT),
     ]
     assert r.segments[3].label == "0"
 
 
 def test_mustache_sections_comments_and_dot():
-    text = ("{{! a comment about now }}Hi {{user_name}}\n{{#docs}}- {{.}} {{title}}\n{{/docs}}"
-            "{{^docs}}none{{/docs}}{{{raw_html}}}")
+    text = (
+        "{{! a comment about now }}Hi {{user_name}}\n{{#docs}}- {{.}} {{title}}\n{{/docs}}"
+        "{{^docs}}none{{/docs}}{{{raw_html}}}"
+    )
     r = render(text, "mustache")
     assert shape(r) == [
-        (True, "Hi "), (False, DynamicKind.USER_IDENTITY), (True, "\n"),
-        (True, "- "), (False, DynamicKind.RETRIEVED_CONTEXT), (True, " "),
+        (True, "Hi "),
+        (False, DynamicKind.USER_IDENTITY),
+        (True, "\n"),
+        (True, "- "),
         (False, DynamicKind.RETRIEVED_CONTEXT),
-        (True, "\n"), (True, "none"), (False, DynamicKind.UNKNOWN),
+        (True, " "),
+        (False, DynamicKind.RETRIEVED_CONTEXT),
+        (True, "\n"),
+        (True, "none"),
+        (False, DynamicKind.UNKNOWN),
     ]
     assert r.segments[3].repeated and r.segments[3].conditional
     assert r.segments[8].conditional and not r.segments[8].repeated
@@ -98,7 +126,9 @@ def test_mustache_handlebars_helpers_and_delimiters():
     text = "{{#if vip}}V{{/if}}{{#each docs}}{{this}}{{/each}}{{=<% %>=}}<% today %> {{literal}}"
     r = render(text, "mustache")
     assert shape(r) == [
-        (True, "V"), (False, DynamicKind.RETRIEVED_CONTEXT), (False, DynamicKind.TIMESTAMP),
+        (True, "V"),
+        (False, DynamicKind.RETRIEVED_CONTEXT),
+        (False, DynamicKind.TIMESTAMP),
         (True, " {{literal}}"),
     ]
     assert r.segments[0].conditional and not r.segments[0].repeated
@@ -107,8 +137,13 @@ def test_mustache_handlebars_helpers_and_delimiters():
 
 @pytest.mark.parametrize("style", ["format", "plain", "mustache", "dollar", "percent"])
 def test_embedded_offsets_every_style(style: str):
-    ph = {"format": "{today}", "plain": "{today}", "mustache": "{{today}}", "dollar": "$today",
-          "percent": "%(today)s"}[style]
+    ph = {
+        "format": "{today}",
+        "plain": "{today}",
+        "mustache": "{{today}}",
+        "dollar": "$today",
+        "percent": "%(today)s",
+    }[style]
     r = render(f"AB {ph}\nC {ph}", style, path="app.py", line_offset=4, col_offset=10)
     first, second = [s for s in r.segments if s.dynamic]
     assert (first.location.line, first.location.col) == (5, 13)
@@ -123,8 +158,11 @@ def test_section_role_and_message_index_are_applied():
 
 
 def test_process_timing_from_binding_is_kept():
-    r = render("{started}", "format", bindings={"started": Binding(static=False, kind=DynamicKind.TIMESTAMP,
-                                                                   timing=Timing.PROCESS)})
+    r = render(
+        "{started}",
+        "format",
+        bindings={"started": Binding(static=False, kind=DynamicKind.TIMESTAMP, timing=Timing.PROCESS)},
+    )
     assert r.segments[0].timing is Timing.PROCESS
 
 

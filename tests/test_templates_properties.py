@@ -51,8 +51,13 @@ def test_placeholder_locations_slice_back_to_the_placeholder(style, parts, offse
         expected.append(ph)
         text += ph
     line_offset, col_offset = offsets
-    result = render_segments(text, style=style, path="t", line_offset=line_offset,  # type: ignore[arg-type]
-                             col_offset=col_offset)
+    result = render_segments(
+        text,
+        style=style,
+        path="t",
+        line_offset=line_offset,  # type: ignore[arg-type]
+        col_offset=col_offset,
+    )
     assert result.errors == []
     lines = text.split("\n")
     found = []

@@ -99,8 +99,10 @@ def calibrate(
     cal.ks_statistic, cal.ks_pvalue, cal.ks_source = ks_test(hit_t, miss_t)
     cal.separable = cal.ks_pvalue < alpha
     if 1.0 / math.comb(len(hit_t) + len(miss_t), len(hit_t)) >= alpha:
-        cal.notes.append(f"{len(hit_t)} and {len(miss_t)} samples cannot reach KS p < {alpha} even with "
-                         "no overlap; use --samples 10 or more")
+        cal.notes.append(
+            f"{len(hit_t)} and {len(miss_t)} samples cannot reach KS p < {alpha} even with "
+            "no overlap; use --samples 10 or more"
+        )
     if cal.separable:
         if method == "midpoint":
             cal.threshold_s = (percentile(hit_t, 50) + percentile(miss_t, 50)) / 2.0  # type: ignore[operator]

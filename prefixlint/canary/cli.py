@@ -54,13 +54,28 @@ def _extra_body(value: str | None) -> dict[str, Any]:
     return data
 
 
-def _client(base_url: str, model: str, api_key: str | None, endpoint: EndpointChoice, max_tokens: int,
-            timeout: float, cache_salt: str | None, extra_body: str | None):  # type: ignore[no-untyped-def]
+def _client(
+    base_url: str,
+    model: str,
+    api_key: str | None,
+    endpoint: EndpointChoice,
+    max_tokens: int,
+    timeout: float,
+    cache_salt: str | None,
+    extra_body: str | None,
+):  # type: ignore[no-untyped-def]
     from prefixlint.canary.client import BenchClient
 
-    return BenchClient(base_url=base_url, model=model, api_key=api_key, endpoint=endpoint.value,
-                       max_tokens=max_tokens, timeout_s=timeout, cache_salt=cache_salt,
-                       extra_body=_extra_body(extra_body))
+    return BenchClient(
+        base_url=base_url,
+        model=model,
+        api_key=api_key,
+        endpoint=endpoint.value,
+        max_tokens=max_tokens,
+        timeout_s=timeout,
+        cache_salt=cache_salt,
+        extra_body=_extra_body(extra_body),
+    )
 
 
 def _emit(run, out: Path | None, plot: Path | None, fmt: OutputFormat, strict: bool) -> None:  # type: ignore[no-untyped-def]
@@ -98,13 +113,19 @@ def _compare(paths: tuple[Path, Path], fmt: OutputFormat) -> None:
 
 BaseUrl = typer.Option(None, "--base-url", help="API base URL, e.g. http://localhost:8000/v1")
 Model = typer.Option(None, "--model", help="model name sent in the request")
-ApiKey = typer.Option(None, "--api-key", envvar=API_KEY_ENVS, show_envvar=True,
-                      help="bearer token (default from PREFIXLINT_API_KEY or OPENAI_API_KEY)")
+ApiKey = typer.Option(
+    None,
+    "--api-key",
+    envvar=API_KEY_ENVS,
+    show_envvar=True,
+    help="bearer token (default from PREFIXLINT_API_KEY or OPENAI_API_KEY)",
+)
 Endpoint = typer.Option(EndpointChoice.chat, "--endpoint", help="/chat/completions or /completions")
 MaxTokens = typer.Option(1, "--max-tokens", min=1)
 Timeout = typer.Option(120.0, "--timeout", help="seconds per request")
-CacheSalt = typer.Option(None, "--cache-salt",
-                         help="cache_salt sent with every request (vLLM, SGLang, engine)")
+CacheSalt = typer.Option(
+    None, "--cache-salt", help="cache_salt sent with every request (vLLM, SGLang, engine)"
+)
 ExtraBody = typer.Option(None, "--extra-body", help="JSON object merged into every request body")
 Out = typer.Option(None, "--out", help="write the run as JSON")
 Plot = typer.Option(None, "--plot", help="write a plot (.png or .svg)")
@@ -136,9 +157,11 @@ def ttft(
     api_key: str | None = ApiKey,
     prompt_tokens: str = typer.Option("1024,2048,4096", "--prompt-tokens", help="comma-separated lengths"),
     shared_prefix: float = typer.Option(
-        0.9, "--shared-prefix", help="fraction of the prompt the hit arm shares"),
+        0.9, "--shared-prefix", help="fraction of the prompt the hit arm shares"
+    ),
     new_suffix_tokens: int | None = typer.Option(
-        None, "--new-suffix-tokens", help="fixed fresh suffix per hit (overrides --shared-prefix)"),
+        None, "--new-suffix-tokens", help="fixed fresh suffix per hit (overrides --shared-prefix)"
+    ),
     samples: int = typer.Option(20, "--samples", min=2, help="requests per arm and length"),
     warmup: int = typer.Option(3, "--warmup", min=0, help="unmeasured requests per length"),
     max_tokens: int = MaxTokens,
@@ -155,7 +178,8 @@ def ttft(
     out: Path | None = Out,
     plot: Path | None = Plot,
     compare: tuple[Path, Path] | None = typer.Option(
-        None, "--compare", help="show two saved runs side by side instead of running"),
+        None, "--compare", help="show two saved runs side by side instead of running"
+    ),
     output_format: OutputFormat = Fmt,
     strict: bool = Strict,
 ) -> None:
@@ -170,9 +194,17 @@ def ttft(
     from prefixlint.canary.ttft import TTFTConfig, run_ttft
 
     cfg = TTFTConfig(
-        prompt_tokens=_ints(prompt_tokens), shared_prefix=shared_prefix, new_suffix_tokens=new_suffix_tokens,
-        samples=samples, warmup=warmup, seed=seed, threshold_method=threshold_method, sleep_s=sleep,
-        metrics_url=metrics_url, check_metrics=not no_metrics, label=label,
+        prompt_tokens=_ints(prompt_tokens),
+        shared_prefix=shared_prefix,
+        new_suffix_tokens=new_suffix_tokens,
+        samples=samples,
+        warmup=warmup,
+        seed=seed,
+        threshold_method=threshold_method,
+        sleep_s=sleep,
+        metrics_url=metrics_url,
+        check_metrics=not no_metrics,
+        label=label,
     )
     if new_suffix_tokens is None and not 0.0 < shared_prefix < 1.0:
         raise typer.BadParameter("--shared-prefix must be between 0 and 1 (exclusive)")
@@ -189,11 +221,12 @@ def retention(
     contexts: int = typer.Option(8, "--contexts", min=1, help="unique contexts to fill"),
     context_tokens: int = typer.Option(4096, "--context-tokens", min=2, help="tokens per context"),
     advertised_tokens: int | None = typer.Option(
-        None, "--advertised-tokens",
-        help="claimed context/pool size (default: max_model_len from /v1/models)"),
+        None, "--advertised-tokens", help="claimed context/pool size (default: max_model_len from /v1/models)"
+    ),
     probe_suffix_tokens: int = typer.Option(16, "--probe-suffix-tokens", min=1),
     threshold_ms: float | None = typer.Option(
-        None, "--threshold-ms", help="hit TTFT threshold when the server reports no cached_tokens"),
+        None, "--threshold-ms", help="hit TTFT threshold when the server reports no cached_tokens"
+    ),
     endpoint: EndpointChoice = Endpoint,
     max_tokens: int = MaxTokens,
     cache_salt: str | None = CacheSalt,
@@ -212,9 +245,13 @@ def retention(
     from prefixlint.canary.retention import RetentionConfig, run_retention
 
     cfg = RetentionConfig(
-        contexts=contexts, context_tokens=context_tokens, advertised_tokens=advertised_tokens,
+        contexts=contexts,
+        context_tokens=context_tokens,
+        advertised_tokens=advertised_tokens,
         probe_suffix_tokens=probe_suffix_tokens,
-        threshold_s=threshold_ms / 1000.0 if threshold_ms is not None else None, seed=seed, label=label,
+        threshold_s=threshold_ms / 1000.0 if threshold_ms is not None else None,
+        seed=seed,
+        label=label,
     )
     with _client(base_url, model, api_key, endpoint, max_tokens, timeout, cache_salt, extra_body) as client:
         run = run_retention(client, cfg)

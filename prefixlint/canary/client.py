@@ -125,8 +125,9 @@ class BenchClient:
         usage: dict[str, Any] | None = None
         parts: list[str] = []
         start = time.perf_counter()
-        with client.stream("POST", self.url, content=body,
-                           headers={"Content-Type": "application/json"}) as resp:
+        with client.stream(
+            "POST", self.url, content=body, headers={"Content-Type": "application/json"}
+        ) as resp:
             if resp.status_code != 200:
                 detail = resp.read().decode("utf-8", "replace")[:500]
                 raise BenchClientError(f"HTTP {resp.status_code} from {self.url}: {detail}")

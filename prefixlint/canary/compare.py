@@ -60,8 +60,10 @@ def compare_text(a: BenchRun, b: BenchRun) -> str:
     lines = [f"A = {_name(a, 'A')} ({a.created_at})", f"B = {_name(b, 'B')} ({b.created_at})", ""]
     rows = compare_rows(a, b)
     if rows:
-        head = (f"{'tokens':>7}  {'A hit p50':>10} {'A miss p50':>10} {'A speedup':>9}  "
-                f"{'B hit p50':>10} {'B miss p50':>10} {'B speedup':>9}  {'B/A':>6}")
+        head = (
+            f"{'tokens':>7}  {'A hit p50':>10} {'A miss p50':>10} {'A speedup':>9}  "
+            f"{'B hit p50':>10} {'B miss p50':>10} {'B speedup':>9}  {'B/A':>6}"
+        )
         lines += [head + "   (ms)", "-" * len(head)]
         for r in rows:
             lines.append(

@@ -70,7 +70,7 @@ class PrefixCache:
     def _hashes(self, tokens: list[str], salt: str) -> list[bytes]:
         out, parent = [], hashlib.sha256(salt.encode()).digest()
         for i in range(0, len(tokens) - len(tokens) % self.block_size, self.block_size):
-            parent = hashlib.sha256(parent + "\x00".join(tokens[i:i + self.block_size]).encode()).digest()
+            parent = hashlib.sha256(parent + "\x00".join(tokens[i : i + self.block_size]).encode()).digest()
             out.append(parent)
         return out
 
@@ -105,8 +105,11 @@ def _tokens(body: dict[str, Any]) -> list[str]:
 
 
 def _usage(cfg: FakeServerConfig, prompt: int, cached: int, completion: int) -> dict[str, Any]:
-    usage: dict[str, Any] = {"prompt_tokens": prompt, "completion_tokens": completion,
-                             "total_tokens": prompt + completion}
+    usage: dict[str, Any] = {
+        "prompt_tokens": prompt,
+        "completion_tokens": completion,
+        "total_tokens": prompt + completion,
+    }
     if cfg.cached_field == "openai" or (cfg.cached_field == "vllm" and cached):
         usage["prompt_tokens_details"] = {"cached_tokens": cached}
     elif cfg.cached_field == "deepseek":
@@ -149,8 +152,14 @@ def create_fake_app(cfg: FakeServerConfig, state: FakeState | None = None):  # t
         obj = "chat.completion.chunk" if chat else "text_completion"
 
         def chunk(choices: list[dict[str, Any]], usage: dict[str, Any] | None = None) -> str:
-            data = {"id": rid, "object": obj, "created": created, "model": cfg.model,
-                    "choices": choices, "usage": usage}
+            data = {
+                "id": rid,
+                "object": obj,
+                "created": created,
+                "model": cfg.model,
+                "choices": choices,
+                "usage": usage,
+            }
             return f"data: {json.dumps(data)}\n\n"
 
         def choice(text: str, finish: str | None = None, role: bool = False) -> dict[str, Any]:
@@ -172,8 +181,12 @@ def create_fake_app(cfg: FakeServerConfig, state: FakeState | None = None):  # t
         return StreamingResponse(stream(), media_type="text/event-stream")
 
     async def models(request: Request) -> Response:
-        return JSONResponse({"object": "list", "data": [
-            {"id": cfg.model, "object": "model", "max_model_len": cfg.advertised_tokens}]})
+        return JSONResponse(
+            {
+                "object": "list",
+                "data": [{"id": cfg.model, "object": "model", "max_model_len": cfg.advertised_tokens}],
+            }
+        )
 
     async def metrics(request: Request) -> Response:
         if not cfg.metrics:
@@ -188,12 +201,14 @@ def create_fake_app(cfg: FakeServerConfig, state: FakeState | None = None):  # t
         )
         return PlainTextResponse(text, media_type="text/plain; version=0.0.4")
 
-    return Starlette(routes=[
-        Route("/v1/chat/completions", completions, methods=["POST"]),
-        Route("/v1/completions", completions, methods=["POST"]),
-        Route("/v1/models", models, methods=["GET"]),
-        Route("/metrics", metrics, methods=["GET"]),
-    ])
+    return Starlette(
+        routes=[
+            Route("/v1/chat/completions", completions, methods=["POST"]),
+            Route("/v1/completions", completions, methods=["POST"]),
+            Route("/v1/models", models, methods=["GET"]),
+            Route("/metrics", metrics, methods=["GET"]),
+        ]
+    )
 
 
 @contextmanager

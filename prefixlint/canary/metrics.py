@@ -78,8 +78,9 @@ def parse_prometheus(text: str) -> dict[str, float]:
     return totals
 
 
-def scrape(url: str, *, timeout_s: float = 10.0,
-           headers: dict[str, str] | None = None) -> dict[str, float] | None:
+def scrape(
+    url: str, *, timeout_s: float = 10.0, headers: dict[str, str] | None = None
+) -> dict[str, float] | None:
     """Counters at ``url``, or None when the server has no metrics endpoint."""
     try:
         resp = httpx.get(url, timeout=timeout_s, headers=headers or {})
@@ -123,18 +124,26 @@ def compare_counters(
         check.flavor = flavor
         if cached_name is not None:
             delta = after[cached_name] - before[cached_name]
-            check.checks.append(CounterCheck(
-                name=cached_name, delta=delta, reported=reported_cached,
-                agrees=_agrees(delta, reported_cached, rel_tol, abs_tol),
-                what="cached prompt tokens: counter delta vs sum of reported cached_tokens",
-            ))
+            check.checks.append(
+                CounterCheck(
+                    name=cached_name,
+                    delta=delta,
+                    reported=reported_cached,
+                    agrees=_agrees(delta, reported_cached, rel_tol, abs_tol),
+                    what="cached prompt tokens: counter delta vs sum of reported cached_tokens",
+                )
+            )
         if prompt_name is not None and any(s.prompt_tokens is not None for s in ok):
             delta = after[prompt_name] - before[prompt_name]
-            check.checks.append(CounterCheck(
-                name=prompt_name, delta=delta, reported=reported_prompt,
-                agrees=_agrees(delta, reported_prompt, rel_tol, abs_tol),
-                what="prompt tokens: counter delta vs sum of reported prompt_tokens",
-            ))
+            check.checks.append(
+                CounterCheck(
+                    name=prompt_name,
+                    delta=delta,
+                    reported=reported_prompt,
+                    agrees=_agrees(delta, reported_prompt, rel_tol, abs_tol),
+                    what="prompt tokens: counter delta vs sum of reported prompt_tokens",
+                )
+            )
         break
     if check.flavor is None:
         check.notes.append("metrics found, but none of the known cache counters")

@@ -52,8 +52,14 @@ def _ttft(ax, run: BenchRun) -> None:  # type: ignore[no-untyped-def]
         ax.plot(xs, p99, linestyle=":", color=color, label=f"{arm} p99")
     for r in run.lengths:
         if r.speedup_p50 and r.hit.p50_s:
-            ax.annotate(f"{r.speedup_p50:.1f}x", (r.prompt_tokens, r.hit.p50_s * 1000),
-                        textcoords="offset points", xytext=(0, 8), ha="center", fontsize=8)
+            ax.annotate(
+                f"{r.speedup_p50:.1f}x",
+                (r.prompt_tokens, r.hit.p50_s * 1000),
+                textcoords="offset points",
+                xytext=(0, 8),
+                ha="center",
+                fontsize=8,
+            )
     ax.set_xlabel("prompt tokens")
     ax.set_ylabel("TTFT (ms)")
     ax.set_yscale("log")
@@ -69,8 +75,10 @@ def _retention(ax, run: BenchRun) -> None:  # type: ignore[no-untyped-def]
     if ret.detection == "reported":
         kept = [p.cached_tokens or 0 for p in ret.probes]
     else:
-        kept = [ret.context_tokens if (p.ttft_s is not None and thr and p.ttft_s <= thr) else 0
-                for p in ret.probes]
+        kept = [
+            ret.context_tokens if (p.ttft_s is not None and thr and p.ttft_s <= thr) else 0
+            for p in ret.probes
+        ]
     ax.bar(ages, kept, color="tab:blue")
     ax.axhline(ret.context_tokens, color="gray", linestyle="--", label="context tokens")
     ax.set_xlabel("probe (1 = newest context)")

@@ -62,30 +62,48 @@ def _verdict(retained: int, filled: int, advertised: int | None, tol: float, nee
     if advertised is None:
         return "no-claim", f"kept {retained:,} of {filled:,} filled tokens (no advertised figure to compare)"
     if retained < (1.0 - tol) * min(filled, advertised):
-        return ("fewer-than-advertised",
-                f"kept {retained:,} tokens of distinct prefixes; advertised {advertised:,}")
+        return (
+            "fewer-than-advertised",
+            f"kept {retained:,} tokens of distinct prefixes; advertised {advertised:,}",
+        )
     if filled < advertised:
-        return ("inconclusive",
-                f"kept all {retained:,} filled tokens, fewer than the advertised {advertised:,}; "
-                f"fill more (--contexts {need})")
+        return (
+            "inconclusive",
+            f"kept all {retained:,} filled tokens, fewer than the advertised {advertised:,}; "
+            f"fill more (--contexts {need})",
+        )
     return "ok", f"kept {retained:,} tokens, advertised {advertised:,}"
 
 
-def run_retention(client: BenchClient, cfg: RetentionConfig,
-                  on_sample: Callable[[Sample], None] | None = None) -> BenchRun:
+def run_retention(
+    client: BenchClient, cfg: RetentionConfig, on_sample: Callable[[Sample], None] | None = None
+) -> BenchRun:
     """Fill, probe newest first, and judge retention against the advertised figure."""
     seed = cfg.seed if cfg.seed is not None else random_seed()
     factory = PromptFactory(seed=seed)
     listed = advertised_context(client)
     advertised = cfg.advertised_tokens if cfg.advertised_tokens is not None else listed
-    settings = {"contexts": cfg.contexts, "context_tokens": cfg.context_tokens, "seed": seed,
-                "probe_suffix_tokens": cfg.probe_suffix_tokens, "listed_max_model_len": listed,
-                "advertised_source": "option" if cfg.advertised_tokens is not None else "/v1/models"}
-    run = BenchRun(kind="retention", label=cfg.label, base_url=client.base_url, model=client.model,
-                   endpoint=client.endpoint, settings=settings, tokenizer=factory.tokenizer.label)
+    settings = {
+        "contexts": cfg.contexts,
+        "context_tokens": cfg.context_tokens,
+        "seed": seed,
+        "probe_suffix_tokens": cfg.probe_suffix_tokens,
+        "listed_max_model_len": listed,
+        "advertised_source": "option" if cfg.advertised_tokens is not None else "/v1/models",
+    }
+    run = BenchRun(
+        kind="retention",
+        label=cfg.label,
+        base_url=client.base_url,
+        model=client.model,
+        endpoint=client.endpoint,
+        settings=settings,
+        tokenizer=factory.tokenizer.label,
+    )
     if listed is not None and cfg.context_tokens > listed:
         run.warnings.append(
-            f"--context-tokens {cfg.context_tokens} exceeds the listed max_model_len {listed}")
+            f"--context-tokens {cfg.context_tokens} exceeds the listed max_model_len {listed}"
+        )
 
     def send(prompt: str, arm: str, expected: int, ctx: int | None) -> Sample:
         sample = send_sample(client, prompt, arm, len(prompt.split()), expected, ctx)  # type: ignore[arg-type]
@@ -98,8 +116,9 @@ def run_retention(client: BenchClient, cfg: RetentionConfig,
     contexts = [factory.words(cfg.context_tokens) for _ in range(cfg.contexts)]
     fills = [send(factory.join(words), "fill", 0, i) for i, words in enumerate(contexts)]
     probes = [
-        send(factory.join(contexts[i], factory.words(cfg.probe_suffix_tokens)), "probe",
-             cfg.context_tokens, i)
+        send(
+            factory.join(contexts[i], factory.words(cfg.probe_suffix_tokens)), "probe", cfg.context_tokens, i
+        )
         for i in reversed(range(cfg.contexts))
     ]
 
@@ -124,10 +143,18 @@ def run_retention(client: BenchClient, cfg: RetentionConfig,
     need = math.ceil((advertised or 0) / cfg.context_tokens) + 1
     verdict, message = _verdict(retained, filled, advertised, cfg.tolerance, need)
     run.retention = RetentionResult(
-        contexts=cfg.contexts, context_tokens=cfg.context_tokens, filled_tokens=filled,
-        advertised_tokens=advertised, detection=detection, threshold_s=threshold,
-        retained_contexts=contiguous, retained_tokens=retained, verdict=verdict,  # type: ignore[arg-type]
-        message=message, probes=probes, fills=fills,
+        contexts=cfg.contexts,
+        context_tokens=cfg.context_tokens,
+        filled_tokens=filled,
+        advertised_tokens=advertised,
+        detection=detection,
+        threshold_s=threshold,
+        retained_contexts=contiguous,
+        retained_tokens=retained,
+        verdict=verdict,  # type: ignore[arg-type]
+        message=message,
+        probes=probes,
+        fills=fills,
     )
     if any(s.error for s in [*fills, *probes]):
         run.warnings.append(f"{sum(1 for s in [*fills, *probes] if s.error)} requests failed")

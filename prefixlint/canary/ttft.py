@@ -45,8 +45,9 @@ class TTFTConfig:
     label: str | None = None
 
 
-def send_sample(client: BenchClient, prompt: str, arm: Arm, target: int, expected: int,
-                context: int | None = None) -> Sample:
+def send_sample(
+    client: BenchClient, prompt: str, arm: Arm, target: int, expected: int, context: int | None = None
+) -> Sample:
     """Send ``prompt`` and turn the outcome (or the error) into a :class:`Sample`."""
     sample = Sample(arm=arm, prompt_tokens_target=target, expected_cached_tokens=expected, context=context)
     try:
@@ -84,8 +85,14 @@ def _ratio(a: float | None, b: float | None) -> float | None:
     return a / b if a is not None and b else None
 
 
-def run_length(client: BenchClient, factory: PromptFactory, cfg: TTFTConfig, length: int,
-               order_rng: random.Random, on_sample: Callable[[Sample], None] | None = None) -> LengthResult:
+def run_length(
+    client: BenchClient,
+    factory: PromptFactory,
+    cfg: TTFTConfig,
+    length: int,
+    order_rng: random.Random,
+    on_sample: Callable[[Sample], None] | None = None,
+) -> LengthResult:
     """Warm-up, prime and the interleaved arms at one prompt length."""
     prefix, suffix = split_lengths(length, cfg.shared_prefix, cfg.new_suffix_tokens)
     shared = SharedPrefix(factory, prefix, suffix)
@@ -118,23 +125,36 @@ def run_length(client: BenchClient, factory: PromptFactory, cfg: TTFTConfig, len
         miss=miss,
         speedup_p50=_ratio(miss.p50_s, hit.p50_s),
         speedup_p90=_ratio(miss.p90_s, hit.p90_s),
-        calibration=calibrate(hits, misses, shared_prefix_tokens=prefix,
-                              method=cfg.threshold_method, alpha=cfg.alpha),
+        calibration=calibrate(
+            hits, misses, shared_prefix_tokens=prefix, method=cfg.threshold_method, alpha=cfg.alpha
+        ),
         samples=samples,
     )
 
 
-def run_ttft(client: BenchClient, cfg: TTFTConfig,
-             on_sample: Callable[[Sample], None] | None = None) -> BenchRun:
+def run_ttft(
+    client: BenchClient, cfg: TTFTConfig, on_sample: Callable[[Sample], None] | None = None
+) -> BenchRun:
     """Run the whole benchmark against ``client``'s server."""
     seed = cfg.seed if cfg.seed is not None else random_seed()
     factory = PromptFactory(seed=seed)
     order_rng = random.Random(seed ^ 0x5EED)
     settings = {k: v for k, v in asdict(cfg).items() if k not in {"label"}}
-    settings.update(seed=seed, max_tokens=client.max_tokens, cache_salt=bool(client.cache_salt),
-                    extra_body_keys=sorted(client.extra_body))
-    run = BenchRun(kind="ttft", label=cfg.label, base_url=client.base_url, model=client.model,
-                   endpoint=client.endpoint, settings=settings, tokenizer=factory.tokenizer.label)
+    settings.update(
+        seed=seed,
+        max_tokens=client.max_tokens,
+        cache_salt=bool(client.cache_salt),
+        extra_body_keys=sorted(client.extra_body),
+    )
+    run = BenchRun(
+        kind="ttft",
+        label=cfg.label,
+        base_url=client.base_url,
+        model=client.model,
+        endpoint=client.endpoint,
+        settings=settings,
+        tokenizer=factory.tokenizer.label,
+    )
     if not factory.exact:
         run.warnings.append("no exact cl100k tokenizer offline; prompt lengths are estimates")
     if cfg.seed is not None:

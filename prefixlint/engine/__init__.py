@@ -31,8 +31,12 @@ __all__ = [
 ]
 
 _LAZY = {
-    "LLMEngine": "llm_engine", "RequestOutput": "llm_engine", "StreamDelta": "llm_engine",
-    "AdmissionError": "llm_engine", "SamplingParams": "sampling", "KVIntegrityError": "integrity",
+    "LLMEngine": "llm_engine",
+    "RequestOutput": "llm_engine",
+    "StreamDelta": "llm_engine",
+    "AdmissionError": "llm_engine",
+    "SamplingParams": "sampling",
+    "KVIntegrityError": "integrity",
 }
 
 

@@ -54,7 +54,7 @@ def hash_blocks(token_ids: list[int], block_size: int, salt: str = "") -> list[b
     out: list[bytes] = []
     parent = None
     for i in range(len(token_ids) // block_size):
-        parent = hash_block(parent, token_ids[i * block_size:(i + 1) * block_size], salt)
+        parent = hash_block(parent, token_ids[i * block_size : (i + 1) * block_size], salt)
         out.append(parent)
     return out
 
@@ -62,8 +62,14 @@ def hash_blocks(token_ids: list[int], block_size: int, salt: str = "") -> list[b
 class BlockManager:
     """Owns block metadata; the model runner owns the tensors."""
 
-    def __init__(self, num_blocks: int, block_size: int, enable_prefix_caching: bool = True,
-                 scrub_on_free: bool = False, scrub_fn: Callable[[list[int]], None] | None = None) -> None:
+    def __init__(
+        self,
+        num_blocks: int,
+        block_size: int,
+        enable_prefix_caching: bool = True,
+        scrub_on_free: bool = False,
+        scrub_fn: Callable[[list[int]], None] | None = None,
+    ) -> None:
         self.block_size = block_size
         self.enable_prefix_caching = enable_prefix_caching
         self.scrub_on_free = scrub_on_free
@@ -103,7 +109,7 @@ class BlockManager:
         hashes: list[bytes] = []
         parent = None
         for i in range(eligible):
-            tokens = tuple(seq.token_ids[i * bs:(i + 1) * bs])
+            tokens = tuple(seq.token_ids[i * bs : (i + 1) * bs])
             parent = hash_block(parent, tokens, seq.namespace)
             bid = self.hash_to_block.get(parent)
             if bid is None:
@@ -128,8 +134,11 @@ class BlockManager:
         """Give ``seq`` blocks for all its tokens, adopting cached ones. Call ``can_allocate`` first."""
         assert not seq.block_table, "sequence already holds blocks"
         memo, self._last_lookup = self._last_lookup, None
-        if memo is not None and memo[:2] == (seq.seq_id, len(seq)) and all(
-                self.blocks[b].hash == h for b, h in zip(memo[2][0], memo[2][1], strict=True)):
+        if (
+            memo is not None
+            and memo[:2] == (seq.seq_id, len(seq))
+            and all(self.blocks[b].hash == h for b, h in zip(memo[2][0], memo[2][1], strict=True))
+        ):
             hit_ids, hashes, eligible = memo[2]
         else:
             hit_ids, hashes, eligible = self._lookup(seq)
@@ -207,7 +216,7 @@ class BlockManager:
         while (seq.num_hashed_blocks + 1) * bs <= limit:
             i = seq.num_hashed_blocks
             parent = seq.block_hashes[-1] if seq.block_hashes else None
-            tokens = tuple(seq.token_ids[i * bs:(i + 1) * bs])
+            tokens = tuple(seq.token_ids[i * bs : (i + 1) * bs])
             h = hash_block(parent, tokens, seq.namespace)
             blk = self.blocks[seq.block_table[i]]
             if h not in self.hash_to_block and blk.hash is None:
@@ -244,7 +253,12 @@ class BlockManager:
         seq.num_computed_tokens = 0
 
     def stats(self) -> dict[str, int]:
-        return {"hits": self.hits, "misses": self.misses, "evictions": self.evictions,
-                "blocks_total": self.num_blocks, "blocks_free": self.num_free,
-                "blocks_cached": self.num_cached,
-                "blocks_in_use": self.num_blocks - self.num_free}
+        return {
+            "hits": self.hits,
+            "misses": self.misses,
+            "evictions": self.evictions,
+            "blocks_total": self.num_blocks,
+            "blocks_free": self.num_free,
+            "blocks_cached": self.num_cached,
+            "blocks_in_use": self.num_blocks - self.num_free,
+        }

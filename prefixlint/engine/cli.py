@@ -10,8 +10,10 @@ import logging
 
 import typer
 
-app = typer.Typer(help="A small paged-KV inference engine that shows what prefix caching does to TTFT.",
-                  no_args_is_help=True)
+app = typer.Typer(
+    help="A small paged-KV inference engine that shows what prefix caching does to TTFT.",
+    no_args_is_help=True,
+)
 
 
 @app.callback()
@@ -62,27 +64,44 @@ def serve(
         from prefixlint.engine.llm_engine import LLMEngine
         from prefixlint.engine.server import create_app
     except ImportError as exc:
-        typer.echo(f"error: the engine needs the [engine] extra: pip install 'prefixlint[engine]' ({exc})",
-                   err=True)
+        typer.echo(
+            f"error: the engine needs the [engine] extra: pip install 'prefixlint[engine]' ({exc})", err=True
+        )
         raise typer.Exit(2) from exc
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
-    config = EngineConfig(preset=preset, model_dir=model_dir, device=device, dtype=dtype,
-                          block_size=block_size, num_blocks=num_blocks, max_model_len=max_model_len,
-                          enable_prefix_caching=not no_prefix_caching,
-                          integrity_checks=not no_integrity_checks, scrub_on_free=scrub_on_free,
-                          allow_client_salt=allow_client_salt, seed=seed)
+    config = EngineConfig(
+        preset=preset,
+        model_dir=model_dir,
+        device=device,
+        dtype=dtype,
+        block_size=block_size,
+        num_blocks=num_blocks,
+        max_model_len=max_model_len,
+        enable_prefix_caching=not no_prefix_caching,
+        integrity_checks=not no_integrity_checks,
+        scrub_on_free=scrub_on_free,
+        allow_client_salt=allow_client_salt,
+        seed=seed,
+    )
     try:
         engine = LLMEngine(config)
     except EngineConfigError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from exc
-    summary = {"model": engine.model_name, "device": str(engine.runner.device),
-               "dtype": str(engine.runner.dtype).removeprefix("torch."),
-               "url": f"http://{host}:{port}", "block_size": block_size,
-               "num_blocks": engine.block_manager.num_blocks, "max_model_len": max_model_len,
-               "tenants": sorted(set(keys.values())) if keys else None,
-               "prefix_caching": not no_prefix_caching, "integrity_checks": not no_integrity_checks,
-               "allow_client_salt": allow_client_salt, "scrub_on_free": scrub_on_free}
+    summary = {
+        "model": engine.model_name,
+        "device": str(engine.runner.device),
+        "dtype": str(engine.runner.dtype).removeprefix("torch."),
+        "url": f"http://{host}:{port}",
+        "block_size": block_size,
+        "num_blocks": engine.block_manager.num_blocks,
+        "max_model_len": max_model_len,
+        "tenants": sorted(set(keys.values())) if keys else None,
+        "prefix_caching": not no_prefix_caching,
+        "integrity_checks": not no_integrity_checks,
+        "allow_client_salt": allow_client_salt,
+        "scrub_on_free": scrub_on_free,
+    }
     if output_format == "json":
         typer.echo(json.dumps(summary))
     else:

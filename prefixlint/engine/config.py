@@ -61,11 +61,28 @@ PRESETS: dict[str, ModelConfig] = {
     # CPU tests: about 1.3M parameters, with a hashed-down 8192-row vocabulary (see fold_input_ids).
     "tiny": ModelConfig("tiny", vocab_size=8192, fold_input_ids=True),
     # About 0.45B parameters, Qwen2.5-0.5B-like body.
-    "small": ModelConfig("small", hidden_size=896, intermediate_size=4864, num_layers=24, num_heads=14,
-                         num_kv_heads=2, head_dim=64, rope_theta=1e6, rms_norm_eps=1e-6),
+    "small": ModelConfig(
+        "small",
+        hidden_size=896,
+        intermediate_size=4864,
+        num_layers=24,
+        num_heads=14,
+        num_kv_heads=2,
+        head_dim=64,
+        rope_theta=1e6,
+        rms_norm_eps=1e-6,
+    ),
     # About 1.2B parameters, Llama-3.2-1B shapes.
-    "1b": ModelConfig("1b", hidden_size=2048, intermediate_size=8192, num_layers=16, num_heads=32,
-                      num_kv_heads=8, head_dim=64, rope_theta=500000.0),
+    "1b": ModelConfig(
+        "1b",
+        hidden_size=2048,
+        intermediate_size=8192,
+        num_layers=16,
+        num_heads=32,
+        num_kv_heads=8,
+        head_dim=64,
+        rope_theta=500000.0,
+    ),
 }
 
 
@@ -95,7 +112,8 @@ def model_config_from_hf(model_dir: str | Path) -> ModelConfig:
         num_kv_heads=cfg.get("num_key_value_heads", heads),
         head_dim=cfg.get("head_dim") or cfg["hidden_size"] // heads,
         rope_theta=float(cfg.get("rope_theta", 10000.0)),
-        rope_scaling=scaling if scaling and scaling.get("rope_type", scaling.get("type")) == "llama3"
+        rope_scaling=scaling
+        if scaling and scaling.get("rope_type", scaling.get("type")) == "llama3"
         else None,
         rms_norm_eps=float(cfg.get("rms_norm_eps", 1e-6)),
         tie_word_embeddings=bool(cfg.get("tie_word_embeddings", False)),

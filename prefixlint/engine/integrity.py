@@ -63,20 +63,27 @@ def verify(seq: Sequence, bm: BlockManager, num_new_tokens: int) -> None:
 def _explain(seq: Sequence, blocks: list, ctx: int, bs: int) -> None:
     for i, blk in enumerate(blocks):
         if (blk.namespace, blk.generation) != seq.block_tags[i]:
-            raise KVIntegrityError(seq.seq_id, f"block {blk.block_id} tag "
-                                   f"{(blk.namespace, blk.generation)} != expected {seq.block_tags[i]}")
+            raise KVIntegrityError(
+                seq.seq_id,
+                f"block {blk.block_id} tag {(blk.namespace, blk.generation)} != expected {seq.block_tags[i]}",
+            )
         need = min(bs, max(0, ctx - i * bs))  # slots this step reads from the cache
         if blk.num_written < need or seq.block_valid[i] < need:
-            raise KVIntegrityError(seq.seq_id, f"block {blk.block_id} holds {blk.num_written} "
-                                   f"written slots, sequence expects {seq.block_valid[i]}, read "
-                                   f"needs {need}")
+            raise KVIntegrityError(
+                seq.seq_id,
+                f"block {blk.block_id} holds {blk.num_written} "
+                f"written slots, sequence expects {seq.block_valid[i]}, read "
+                f"needs {need}",
+            )
         if (i + 1) * bs > ctx and (blk.ref_count != 1 or blk.hash is not None):
-            raise KVIntegrityError(seq.seq_id, f"block {blk.block_id} is shared or cached and "
-                                   "cannot be written")
+            raise KVIntegrityError(
+                seq.seq_id, f"block {blk.block_id} is shared or cached and cannot be written"
+            )
     raise KVIntegrityError(seq.seq_id, "block metadata disagrees with the sequence")
 
 
 # -- test-only fault injection ---------------------------------------------------------------
+
 
 def reserve_unwritten_blocks(seq: Sequence, bm: BlockManager, num_blocks: int, filler: int = 0) -> None:
     """Reproduce the 2026 failure: reserve ``num_blocks`` more blocks for ``seq``, write none of

@@ -80,9 +80,13 @@ class LLMEngine:
         self.runner = ModelRunner(config, self.model_config)
         self._check_pool(self.runner.num_blocks)
         self.runner.set_invalid_token_ids(self.tokenizer.invalid_token_ids)
-        self.block_manager = BlockManager(self.runner.num_blocks, config.block_size,
-                                          config.enable_prefix_caching, config.scrub_on_free,
-                                          self.runner.scrub)
+        self.block_manager = BlockManager(
+            self.runner.num_blocks,
+            config.block_size,
+            config.enable_prefix_caching,
+            config.scrub_on_free,
+            self.runner.scrub,
+        )
         self.scheduler = Scheduler(config, self.block_manager)
         self.eos_token_ids = set(self.model_config.eos_token_ids or self.tokenizer.eos_token_ids)
         self.counters = _Counters()
@@ -103,7 +107,8 @@ class LLMEngine:
                 f"the KV pool holds {pool} tokens ({num_blocks} blocks x {self.config.block_size}), "
                 f"fewer than max_model_len={self.config.max_model_len}: a request the engine admits "
                 f"could never fit. Give the pool more blocks, or lower max_model_len to {pool} or "
-                "less explicitly.")
+                "less explicitly."
+            )
 
     @property
     def model_name(self) -> str:
@@ -125,20 +130,27 @@ class LLMEngine:
         if n == 0:
             raise AdmissionError("the prompt is empty")
         if n > cfg.max_model_len:
-            raise AdmissionError(f"the prompt has {n} tokens, more than this server's max_model_len "
-                                 f"of {cfg.max_model_len}")
+            raise AdmissionError(
+                f"the prompt has {n} tokens, more than this server's max_model_len of {cfg.max_model_len}"
+            )
         needed = (n + cfg.block_size - 1) // cfg.block_size
         if needed > self.block_manager.num_blocks:
-            raise AdmissionError(f"the prompt needs {needed} KV blocks; the pool has "
-                                 f"{self.block_manager.num_blocks}")
+            raise AdmissionError(
+                f"the prompt needs {needed} KV blocks; the pool has {self.block_manager.num_blocks}"
+            )
         vocab = self.model_config.input_vocab_size
         bad = next((t for t in prompt_token_ids if not 0 <= t < vocab), None)
         if bad is not None:
             raise AdmissionError(f"token id {bad} is outside the vocabulary (0..{vocab - 1})")
 
-    def add_request(self, prompt: list[int] | str, params: SamplingParams | None = None,
-                    salt: str | None = None, cacheable_tokens: int | None = None,
-                    on_update: Callable[[Sequence, list[int]], None] | None = None) -> Sequence:
+    def add_request(
+        self,
+        prompt: list[int] | str,
+        params: SamplingParams | None = None,
+        salt: str | None = None,
+        cacheable_tokens: int | None = None,
+        on_update: Callable[[Sequence, list[int]], None] | None = None,
+    ) -> Sequence:
         """Validate and queue a request. ``salt`` is the cache namespace (see :meth:`namespace`);
         ``cacheable_tokens`` limits prefix-cache reads and writes to the first that many tokens.
         ``on_update(seq, new_token_ids)`` runs on the stepping thread after every step that
@@ -270,18 +282,34 @@ class LLMEngine:
         failed = seq.finish_reason == "error"
         ttft = None if seq.first_token_time is None else seq.first_token_time - seq.arrival_time
         logits = torch.stack(seq.logits) if seq.logits else None
-        return RequestOutput(seq.seq_id, [] if failed else seq.output_token_ids, seq.num_prompt_tokens,
-                             seq.num_cached_tokens, ttft, seq.finish_reason, seq.error,
-                             None if failed else logits)
+        return RequestOutput(
+            seq.seq_id,
+            [] if failed else seq.output_token_ids,
+            seq.num_prompt_tokens,
+            seq.num_cached_tokens,
+            ttft,
+            seq.finish_reason,
+            seq.error,
+            None if failed else logits,
+        )
 
-    def generate(self, prompt: list[int] | str, params: SamplingParams | None = None,
-                 salt: str | None = None, cacheable_tokens: int | None = None) -> RequestOutput:
+    def generate(
+        self,
+        prompt: list[int] | str,
+        params: SamplingParams | None = None,
+        salt: str | None = None,
+        cacheable_tokens: int | None = None,
+    ) -> RequestOutput:
         """Run one request to completion (stepping inline, or waiting on the background loop)."""
         return self.generate_many([prompt], params, [salt], cacheable_tokens)[0]
 
-    def generate_many(self, prompts: list[list[int] | str], params: SamplingParams | None = None,
-                      salts: list[str | None] | None = None,
-                      cacheable_tokens: int | None = None) -> list[RequestOutput]:
+    def generate_many(
+        self,
+        prompts: list[list[int] | str],
+        params: SamplingParams | None = None,
+        salts: list[str | None] | None = None,
+        cacheable_tokens: int | None = None,
+    ) -> list[RequestOutput]:
         """Run several requests concurrently (continuous batching) to completion."""
         done = threading.Event()
         seqs: list[Sequence] = []
@@ -341,9 +369,13 @@ class LLMEngine:
                 if cb is not None:
                     cb(seq, [])
 
-    async def generate_stream(self, prompt: list[int] | str, params: SamplingParams | None = None,
-                              salt: str | None = None, cacheable_tokens: int | None = None
-                              ) -> AsyncIterator[StreamDelta]:
+    async def generate_stream(
+        self,
+        prompt: list[int] | str,
+        params: SamplingParams | None = None,
+        salt: str | None = None,
+        cacheable_tokens: int | None = None,
+    ) -> AsyncIterator[StreamDelta]:
         """Yield token deltas as they are sampled; the last delta carries ``output``. Starts the
         background loop if needed. Cancelling the consumer aborts the request and frees its
         blocks. Admission errors raise before the first yield."""
@@ -375,8 +407,14 @@ class LLMEngine:
         """Counters: prefix-cache ``hits``/``misses`` (in blocks), ``cached_tokens_total``,
         pool occupancy, ``evictions``, ``integrity_failures`` and request counts."""
         c = self.counters
-        return {**self.block_manager.stats(), "cached_tokens_total": c.cached_tokens_total,
-                "prompt_tokens_total": c.prompt_tokens_total, "integrity_failures": c.integrity_failures,
-                "requests": c.requests, "rejected": c.rejected,
-                "preemptions": self.scheduler.num_preemptions,
-                "running": len(self.scheduler.running), "waiting": len(self.scheduler.waiting)}
+        return {
+            **self.block_manager.stats(),
+            "cached_tokens_total": c.cached_tokens_total,
+            "prompt_tokens_total": c.prompt_tokens_total,
+            "integrity_failures": c.integrity_failures,
+            "requests": c.requests,
+            "rejected": c.rejected,
+            "preemptions": self.scheduler.num_preemptions,
+            "running": len(self.scheduler.running),
+            "waiting": len(self.scheduler.waiting),
+        }

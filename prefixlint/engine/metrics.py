@@ -52,11 +52,12 @@ class EngineMetrics:
     def __init__(self, engine: LLMEngine) -> None:
         self.registry = CollectorRegistry()
         self.registry.register(_EngineCollector(engine))
-        self.ttft = Histogram("prefixlint_engine_ttft_seconds",
-                              "Engine-side time to first token (arrival to first sampled token)",
-                              buckets=(0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0,
-                                       2.5, 5.0, 10.0),
-                              registry=self.registry)
+        self.ttft = Histogram(
+            "prefixlint_engine_ttft_seconds",
+            "Engine-side time to first token (arrival to first sampled token)",
+            buckets=(0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0),
+            registry=self.registry,
+        )
         engine.finish_listeners.append(self._observe)
 
     def _observe(self, seq: Sequence) -> None:

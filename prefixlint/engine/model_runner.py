@@ -19,8 +19,14 @@ def resolve_device(name: str) -> torch.device:
 def resolve_dtype(name: str, device: torch.device) -> torch.dtype:
     if name == "auto":
         return torch.bfloat16 if device.type == "cuda" else torch.float32
-    table = {"float32": torch.float32, "fp32": torch.float32, "bfloat16": torch.bfloat16,
-             "bf16": torch.bfloat16, "float16": torch.float16, "fp16": torch.float16}
+    table = {
+        "float32": torch.float32,
+        "fp32": torch.float32,
+        "bfloat16": torch.bfloat16,
+        "bf16": torch.bfloat16,
+        "float16": torch.float16,
+        "fp16": torch.float16,
+    }
     if name not in table:
         raise ValueError(f"unknown dtype {name!r}")
     return table[name]
@@ -39,8 +45,10 @@ class ModelRunner:
         self.num_blocks = config.num_blocks or self._blocks_from_memory()
         shape = (self.num_blocks, self.block_size, model_config.num_kv_heads, model_config.head_dim)
         self.kv_caches = [
-            (torch.zeros(shape, dtype=self.dtype, device=self.device),
-             torch.zeros(shape, dtype=self.dtype, device=self.device))
+            (
+                torch.zeros(shape, dtype=self.dtype, device=self.device),
+                torch.zeros(shape, dtype=self.dtype, device=self.device),
+            )
             for _ in range(model_config.num_layers)
         ]
         self.logit_bias: torch.Tensor | None = None  # -inf on ids the tokenizer cannot decode
@@ -86,13 +94,17 @@ class ModelRunner:
             table = torch.tensor(seq.block_table[: (start + n + bs - 1) // bs], dtype=torch.long)
             pos = torch.arange(start, start + n)
             slices.append(SeqSlice(len(ids), n, start + n, table.to(dev)))
-            ids.extend(seq.token_ids[start:start + n])
+            ids.extend(seq.token_ids[start : start + n])
             positions.append(pos)
             slots.append(table[pos // bs] * bs + pos % bs)
             last_rows.append(len(ids) - 1 if start + n == len(seq) else -1)
         paged = PagedBatch(torch.cat(slots).to(dev), slices)
-        hidden = self.model(torch.tensor(ids, dtype=torch.long, device=dev), torch.cat(positions).to(dev),
-                            self.kv_caches, paged)
+        hidden = self.model(
+            torch.tensor(ids, dtype=torch.long, device=dev),
+            torch.cat(positions).to(dev),
+            self.kv_caches,
+            paged,
+        )
         rows = [r for r in last_rows if r >= 0]
         if not rows:
             return [None] * len(batch)

@@ -26,8 +26,13 @@ class Sequence:
     its slots the sequence has written or adopted.
     """
 
-    def __init__(self, prompt_token_ids: list[int], params: SamplingParams, namespace: str = "",
-                 cacheable_tokens: int | None = None) -> None:
+    def __init__(
+        self,
+        prompt_token_ids: list[int],
+        params: SamplingParams,
+        namespace: str = "",
+        cacheable_tokens: int | None = None,
+    ) -> None:
         self.seq_id = next(_ids)
         self.token_ids = list(prompt_token_ids)
         self.num_prompt_tokens = len(prompt_token_ids)
@@ -59,7 +64,7 @@ class Sequence:
 
     @property
     def output_token_ids(self) -> list[int]:
-        return self.token_ids[self.num_prompt_tokens:]
+        return self.token_ids[self.num_prompt_tokens :]
 
     @property
     def is_finished(self) -> bool:

@@ -82,9 +82,12 @@ class Server:
         salt = body.get("cache_salt")
         if salt is not None:
             if not self.engine.config.allow_client_salt:
-                raise ApiError(400, "cache_salt is not accepted by this server: the cache namespace "
-                                    "comes from your API key (start it with --allow-client-salt to "
-                                    "honour client salts)")
+                raise ApiError(
+                    400,
+                    "cache_salt is not accepted by this server: the cache namespace "
+                    "comes from your API key (start it with --allow-client-salt to "
+                    "honour client salts)",
+                )
             if not isinstance(salt, str) or not 1 <= len(salt) <= 1024:
                 raise ApiError(400, "cache_salt must be a string of 1 to 1024 characters")
         return self.engine.namespace(tenant, salt)
@@ -102,9 +105,11 @@ class Server:
         try:
             return SamplingParams(
                 max_tokens=int(max_tokens) if max_tokens is not None else self.engine.config.max_model_len,
-                temperature=num("temperature", 1.0), top_p=num("top_p", 1.0),
+                temperature=num("temperature", 1.0),
+                top_p=num("top_p", 1.0),
                 seed=None if body.get("seed") is None else int(body["seed"]),
-                ignore_eos=bool(body.get("ignore_eos", False)))
+                ignore_eos=bool(body.get("ignore_eos", False)),
+            )
         except (TypeError, ValueError) as exc:
             raise ApiError(400, f"invalid sampling parameters: {exc}") from exc
 
@@ -117,8 +122,9 @@ class Server:
             raise ApiError(400, "stop sequences must be non-empty strings")
         return stops
 
-    async def pieces(self, ids: list[int], params: SamplingParams, ns: str, stops: list[str],
-                     cacheable: int | None = None) -> AsyncIterator[Piece]:
+    async def pieces(
+        self, ids: list[int], params: SamplingParams, ns: str, stops: list[str], cacheable: int | None = None
+    ) -> AsyncIterator[Piece]:
         """Text pieces with stop strings applied. Raises ApiError: 400 before admission, 500 when
         the engine failed the request (then no text is produced)."""
         try:
@@ -141,11 +147,11 @@ class Server:
                 hits = [(text.find(s), s) for s in stops if s in text]
                 if hits:
                     at, stop = min(hits)
-                    yield Piece(text[len(sent):at], *counts, "stop_sequence", stop)
+                    yield Piece(text[len(sent) : at], *counts, "stop_sequence", stop)
                     return
                 if out is None and text.endswith("\ufffd"):
                     continue  # the rest of a multi-byte character is still to come
-                yield Piece(text[len(sent):], *counts, out.finish_reason if out else None)
+                yield Piece(text[len(sent) :], *counts, out.finish_reason if out else None)
                 sent = text
         finally:
             await stream.aclose()  # aborts the request (frees its blocks) if it is still running
@@ -165,17 +171,21 @@ async def _collect(gen: AsyncIterator[Piece]) -> tuple[str, Piece]:
 
 
 def _openai_usage(p: Piece) -> dict:
-    return {"prompt_tokens": p.prompt_tokens, "completion_tokens": p.completion_tokens,
-            "total_tokens": p.prompt_tokens + p.completion_tokens,
-            "prompt_tokens_details": {"cached_tokens": p.cached_tokens}}
+    return {
+        "prompt_tokens": p.prompt_tokens,
+        "completion_tokens": p.completion_tokens,
+        "total_tokens": p.prompt_tokens + p.completion_tokens,
+        "prompt_tokens_details": {"cached_tokens": p.cached_tokens},
+    }
 
 
 def _openai_reason(p: Piece) -> str | None:
     return "stop" if p.reason == "stop_sequence" else p.reason
 
 
-def create_app(engine: LLMEngine, api_keys: dict[str, str] | None = None,
-               model_name: str | None = None) -> FastAPI:
+def create_app(
+    engine: LLMEngine, api_keys: dict[str, str] | None = None, model_name: str | None = None
+) -> FastAPI:
     """The ASGI app. ``api_keys`` maps API key -> tenant; None serves one anonymous tenant."""
     srv = Server(engine, api_keys, model_name or engine.model_name)
     metrics = EngineMetrics(engine)
@@ -211,11 +221,18 @@ def create_app(engine: LLMEngine, api_keys: dict[str, str] | None = None,
     @app.get("/v1/models")
     async def models(request: Request) -> dict:
         srv.tenant(request)
-        return {"object": "list", "data": [{"id": srv.model_name, "object": "model", "created": 0,
-                                            "owned_by": "prefixlint"}]}
+        return {
+            "object": "list",
+            "data": [{"id": srv.model_name, "object": "model", "created": 0, "owned_by": "prefixlint"}],
+        }
 
-    def openai_stream(first: Piece, gen: AsyncIterator[Piece], make_chunk: Callable[[Piece], dict],
-                      head: dict | None, usage: bool) -> StreamingResponse:
+    def openai_stream(
+        first: Piece,
+        gen: AsyncIterator[Piece],
+        make_chunk: Callable[[Piece], dict],
+        head: dict | None,
+        usage: bool,
+    ) -> StreamingResponse:
         async def events() -> AsyncIterator[str]:
             extra = {"usage": None} if usage else {}
             if head is not None:
@@ -255,9 +272,15 @@ def create_app(engine: LLMEngine, api_keys: dict[str, str] | None = None,
         rid, created = f"cmpl-{uuid.uuid4().hex}", int(time.time())
 
         def chunk(p: Piece) -> dict:
-            return {"id": rid, "object": "text_completion", "created": created, "model": srv.model_name,
-                    "choices": [{"index": 0, "text": p.text, "logprobs": None,
-                                 "finish_reason": _openai_reason(p)}]}
+            return {
+                "id": rid,
+                "object": "text_completion",
+                "created": created,
+                "model": srv.model_name,
+                "choices": [
+                    {"index": 0, "text": p.text, "logprobs": None, "finish_reason": _openai_reason(p)}
+                ],
+            }
 
         if body.get("stream"):
             usage = bool((body.get("stream_options") or {}).get("include_usage"))
@@ -288,20 +311,50 @@ def create_app(engine: LLMEngine, api_keys: dict[str, str] | None = None,
         base = {"id": rid, "object": "chat.completion.chunk", "created": created, "model": srv.model_name}
 
         def chunk(p: Piece) -> dict:
-            return {**base, "choices": [{"index": 0, "delta": {"content": p.text} if p.text else {},
-                                         "logprobs": None, "finish_reason": _openai_reason(p)}]}
+            return {
+                **base,
+                "choices": [
+                    {
+                        "index": 0,
+                        "delta": {"content": p.text} if p.text else {},
+                        "logprobs": None,
+                        "finish_reason": _openai_reason(p),
+                    }
+                ],
+            }
 
         if body.get("stream"):
             usage = bool((body.get("stream_options") or {}).get("include_usage"))
-            head = {**base, "choices": [{"index": 0, "delta": {"role": "assistant", "content": ""},
-                                         "logprobs": None, "finish_reason": None}]}
+            head = {
+                **base,
+                "choices": [
+                    {
+                        "index": 0,
+                        "delta": {"role": "assistant", "content": ""},
+                        "logprobs": None,
+                        "finish_reason": None,
+                    }
+                ],
+            }
             return openai_stream(first, gen, chunk, head, usage)
         text, last = await _collect(_chain(first, gen))
-        return JSONResponse({
-            "id": rid, "object": "chat.completion", "created": created, "model": srv.model_name,
-            "choices": [{"index": 0, "message": {"role": "assistant", "content": text},
-                         "logprobs": None, "finish_reason": _openai_reason(last)}],
-            "usage": _openai_usage(last)})
+        return JSONResponse(
+            {
+                "id": rid,
+                "object": "chat.completion",
+                "created": created,
+                "model": srv.model_name,
+                "choices": [
+                    {
+                        "index": 0,
+                        "message": {"role": "assistant", "content": text},
+                        "logprobs": None,
+                        "finish_reason": _openai_reason(last),
+                    }
+                ],
+                "usage": _openai_usage(last),
+            }
+        )
 
     @app.post("/v1/messages")
     async def messages(request: Request) -> Response:
@@ -321,44 +374,79 @@ def create_app(engine: LLMEngine, api_keys: dict[str, str] | None = None,
         def usage(p: Piece) -> dict:
             written = min(cacheable, p.prompt_tokens) // bs * bs
             creation = max(0, written - p.cached_tokens)
-            return {"input_tokens": p.prompt_tokens - p.cached_tokens - creation,
-                    "output_tokens": p.completion_tokens, "cache_creation_input_tokens": creation,
-                    "cache_read_input_tokens": p.cached_tokens}
+            return {
+                "input_tokens": p.prompt_tokens - p.cached_tokens - creation,
+                "output_tokens": p.completion_tokens,
+                "cache_creation_input_tokens": creation,
+                "cache_read_input_tokens": p.cached_tokens,
+            }
 
         def stop_reason(p: Piece) -> str | None:
             return {"length": "max_tokens", "stop": "end_turn"}.get(p.reason or "", p.reason)
 
-        message = {"id": f"msg_{uuid.uuid4().hex}", "type": "message", "role": "assistant",
-                   "model": body.get("model") or srv.model_name}
+        message = {
+            "id": f"msg_{uuid.uuid4().hex}",
+            "type": "message",
+            "role": "assistant",
+            "model": body.get("model") or srv.model_name,
+        }
         if not body.get("stream"):
             text, last = await _collect(_chain(first, gen))
-            return JSONResponse({**message, "content": [{"type": "text", "text": text}],
-                                 "stop_reason": stop_reason(last), "stop_sequence": last.stop_sequence,
-                                 "usage": usage(last)})
+            return JSONResponse(
+                {
+                    **message,
+                    "content": [{"type": "text", "text": text}],
+                    "stop_reason": stop_reason(last),
+                    "stop_sequence": last.stop_sequence,
+                    "usage": usage(last),
+                }
+            )
 
         async def events() -> AsyncIterator[str]:
-            yield _sse({"type": "message_start", "message": {
-                **message, "content": [], "stop_reason": None, "stop_sequence": None,
-                "usage": {**usage(first), "output_tokens": 0}}}, "message_start")
-            yield _sse({"type": "content_block_start", "index": 0,
-                        "content_block": {"type": "text", "text": ""}}, "content_block_start")
+            yield _sse(
+                {
+                    "type": "message_start",
+                    "message": {
+                        **message,
+                        "content": [],
+                        "stop_reason": None,
+                        "stop_sequence": None,
+                        "usage": {**usage(first), "output_tokens": 0},
+                    },
+                },
+                "message_start",
+            )
+            yield _sse(
+                {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
+                "content_block_start",
+            )
             last = first
             try:
                 async for piece in _chain(first, gen):
                     last = piece
                     if piece.text:
-                        yield _sse({"type": "content_block_delta", "index": 0,
-                                    "delta": {"type": "text_delta", "text": piece.text}},
-                                   "content_block_delta")
+                        yield _sse(
+                            {
+                                "type": "content_block_delta",
+                                "index": 0,
+                                "delta": {"type": "text_delta", "text": piece.text},
+                            },
+                            "content_block_delta",
+                        )
             except ApiError as exc:
                 yield _sse({"type": "error", "error": {"type": exc.kind, "message": exc.message}}, "error")
                 return
             finally:
                 await gen.aclose()  # a disconnected client aborts the request here
             yield _sse({"type": "content_block_stop", "index": 0}, "content_block_stop")
-            yield _sse({"type": "message_delta", "delta": {"stop_reason": stop_reason(last),
-                                                           "stop_sequence": last.stop_sequence},
-                        "usage": usage(last)}, "message_delta")
+            yield _sse(
+                {
+                    "type": "message_delta",
+                    "delta": {"stop_reason": stop_reason(last), "stop_sequence": last.stop_sequence},
+                    "usage": usage(last),
+                },
+                "message_delta",
+            )
             yield _sse({"type": "message_stop"}, "message_stop")
 
         return StreamingResponse(events(), media_type="text/event-stream")

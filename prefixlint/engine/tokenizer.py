@@ -38,8 +38,10 @@ class TiktokenTokenizer(EngineTokenizer):
 
         tok = get_tokenizer("cl100k_base")
         if not tok.exact:
-            raise EngineConfigError("the cl100k_base tokenizer is not available offline "
-                                    f"({tok.label}); the engine needs exact token ids")
+            raise EngineConfigError(
+                "the cl100k_base tokenizer is not available offline "
+                f"({tok.label}); the engine needs exact token ids"
+            )
         self._enc = tok._encoding
         self.name = "cl100k_base"
         self.eos_token_ids = (CL100K_EOS,)
@@ -66,8 +68,9 @@ class HFTokenizer(EngineTokenizer):
         try:
             from tokenizers import Tokenizer
         except ImportError as exc:
-            raise EngineConfigError(f"{model_dir} has tokenizer.json; install the 'tokenizers' "
-                                    "package to use it") from exc
+            raise EngineConfigError(
+                f"{model_dir} has tokenizer.json; install the 'tokenizers' package to use it"
+            ) from exc
         self._tok = Tokenizer.from_file(str(Path(model_dir) / "tokenizer.json"))
         self.name = f"{Path(model_dir).name} tokenizer.json"
         self.eos_token_ids = eos_token_ids

@@ -30,13 +30,24 @@ def choose(pieces: list[Piece], rules: ModelCacheRules, static_ttl: str = "5m") 
     stable = [i for i, p in enumerate(pieces) if p.stable]
     if not stable:
         return []
-    last_tool = max((i for i in stable if pieces[i].section is Section.TOOLS and
-                     pieces[i].path.startswith("tools[")), default=None)
+    last_tool = max(
+        (i for i in stable if pieces[i].section is Section.TOOLS and pieces[i].path.startswith("tools[")),
+        default=None,
+    )
     last_sys = max((i for i in stable if pieces[i].section is Section.SYSTEM), default=None)
-    last_user_msg = max((p.message_index for p in pieces if p.role == "user" and p.message_index is not None),
-                        default=None)
-    history = max((i for i in stable if pieces[i].message_index is not None and last_user_msg is not None
-                   and pieces[i].message_index < last_user_msg), default=None)
+    last_user_msg = max(
+        (p.message_index for p in pieces if p.role == "user" and p.message_index is not None), default=None
+    )
+    history = max(
+        (
+            i
+            for i in stable
+            if pieces[i].message_index is not None
+            and last_user_msg is not None
+            and pieces[i].message_index < last_user_msg
+        ),
+        default=None,
+    )
     cands: list[tuple[int, str]] = []
     for idx, ttl in ((last_tool, static_ttl), (last_sys, static_ttl), (history, "5m"), (stable[-1], "5m")):
         if idx is None or any(idx == c for c, _ in cands):
@@ -74,8 +85,11 @@ def _mark(container: Any, steps: list[tuple[str, int | None]], cc: dict[str, str
         items[idx] = _mark(items[idx], rest, cc)
     else:
         item = items[idx]
-        items[idx] = {"type": "text", "text": item, "cache_control": cc} if isinstance(item, str) else {
-            **item, "cache_control": cc}
+        items[idx] = (
+            {"type": "text", "text": item, "cache_control": cc}
+            if isinstance(item, str)
+            else {**item, "cache_control": cc}
+        )
     node[name] = items
     return node
 
@@ -84,8 +98,10 @@ def apply(body: dict[str, Any], pieces: list[Piece], marks: list[tuple[int, str]
     """``body`` with ``cache_control`` added at ``marks``; sets the pieces' ttl."""
     out = body
     for idx, ttl in marks:
-        steps = [(m.group(1), int(m.group(2)) if m.group(2) is not None else None)
-                 for m in _STEP.finditer(pieces[idx].path)]
+        steps = [
+            (m.group(1), int(m.group(2)) if m.group(2) is not None else None)
+            for m in _STEP.finditer(pieces[idx].path)
+        ]
         out = _mark(out, steps, _control(ttl))
         pieces[idx] = replace(pieces[idx], ttl=ttl)  # pieces may be shared with a cached snapshot
     return out

@@ -93,8 +93,9 @@ class CacheReport:
 
 _REPORT_DEFAULTS = {f.name: f.default for f in fields(CacheReport) if f.default is not MISSING}
 _REPORT_FIELDS = frozenset(f.name for f in fields(CacheReport))
-_REPORT_REQUIRED = frozenset(f.name for f in fields(CacheReport) if f.default is MISSING and
-                             f.default_factory is MISSING)
+_REPORT_REQUIRED = frozenset(
+    f.name for f in fields(CacheReport) if f.default is MISSING and f.default_factory is MISSING
+)
 
 
 def make_report(values: dict[str, Any]) -> CacheReport:
@@ -148,15 +149,22 @@ def judge(
     tol = max(tolerance_tokens, round(0.03 * (reported_prompt or local_prompt)))
     causes: list[str] = []
     if reported_cached > up + tol:
-        return Verdict.UNEXPECTED_HIT, (
-            "more cached than this process could have written: another tenant or process shares this "
-            "cache domain, or the provider over-reports",), exp, up
+        return (
+            Verdict.UNEXPECTED_HIT,
+            (
+                "more cached than this process could have written: another tenant or process shares this "
+                "cache domain, or the provider over-reports",
+            ),
+            exp,
+            up,
+        )
     if drift is not None:
         return Verdict.DRIFT, (f"prefix changed at {drift.path}",), exp, up
     if exp > 0 and reported_cached < exp - tol:
         if route_limit and route_rpm > route_limit:
-            causes.append(f"routing overflow: {route_rpm} requests/min for this key and prefix "
-                          f"(> {route_limit})")
+            causes.append(
+                f"routing overflow: {route_rpm} requests/min for this key and prefix (> {route_limit})"
+            )
         if not tokens_exact and shared * ratio < minimum * 1.15:
             causes.append("below minimum: the shared prefix is close to the model's minimum (token estimate)")
         if reported_cached > 0:

@@ -78,5 +78,12 @@ class Stats:
 
     def snapshot(self) -> StatsSnapshot:
         with self._lock:
-            return StatsSnapshot(self._requests, self._verified, self._prompt, self._cached, self._saved,
-                                 self._usd, {getattr(v, "value", v): n for v, n in self._verdicts.items()})
+            return StatsSnapshot(
+                self._requests,
+                self._verified,
+                self._prompt,
+                self._cached,
+                self._saved,
+                self._usd,
+                {getattr(v, "value", v): n for v, n in self._verdicts.items()},
+            )

@@ -95,7 +95,7 @@ class PrefixTracker:
             last.all_stable = all(map(_STABLE, lp))
         if len(pieces) >= len(lp) and all(map(is_, pieces, lp)):
             # the same piece objects plus new ones (a conversation that grew): only the new ones cost
-            cur.all_stable = last.all_stable and all(map(_STABLE, pieces[len(lp):]))
+            cur.all_stable = last.all_stable and all(map(_STABLE, pieces[len(lp) :]))
             if last.all_stable:
                 return None
         # Chained hashes: when the last stable piece of the previous request has the same chain as the
@@ -120,7 +120,8 @@ class PrefixTracker:
         new = pieces[k] if k < len(pieces) else None
         if not conversation:
             head = old.section is not Section.MESSAGES or (
-                new is not None and new.section is not Section.MESSAGES)
+                new is not None and new.section is not Section.MESSAGES
+            )
             first_user = next((i for i, p in enumerate(prev) if p.role == "user"), None)
             if not head and (first_user is None or k <= first_user):
                 return None

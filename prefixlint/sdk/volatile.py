@@ -99,8 +99,9 @@ def move_volatile(
     if isinstance(msgs, str):
         msgs = [{"role": "user", "content": msgs}]
     msgs = list(msgs) if isinstance(msgs, list) else []
-    last_user = max((i for i, m in enumerate(msgs) if isinstance(m, dict) and m.get("role") == "user"),
-                    default=None)
+    last_user = max(
+        (i for i, m in enumerate(msgs) if isinstance(m, dict) and m.get("role") == "user"), default=None
+    )
     for skey in ("system", "instructions"):
         if skey in out:
             new, changed = _strip(out[skey], found)
@@ -129,8 +130,9 @@ def move_volatile(
     if not items:
         return body, []
     block = _render(items, header)
-    last_user = max((i for i, m in enumerate(new_msgs) if isinstance(m, dict) and m.get("role") == "user"),
-                    default=None)
+    last_user = max(
+        (i for i, m in enumerate(new_msgs) if isinstance(m, dict) and m.get("role") == "user"), default=None
+    )
     if placement == "last_user" and last_user is not None:
         msg = new_msgs[last_user]
         content = msg.get("content")

@@ -200,8 +200,13 @@ class _State:
         self._per_model: dict[Any, tuple[ModelCacheRules, Any, PieceCache]] = {}  # rules, tokenizer, cache
         # per-request decisions that depend only on the options and the provider
         knobs = self.spec.request_knobs
-        self._canonical = bool(opts.sort_keys or opts.sort_tools or opts.normalize_newlines
-                               or opts.strip_trailing_whitespace or opts.unicode_nfc)
+        self._canonical = bool(
+            opts.sort_keys
+            or opts.sort_tools
+            or opts.normalize_newlines
+            or opts.strip_trailing_whitespace
+            or opts.unicode_nfc
+        )
         self._key_knob = "prompt_cache_key" in knobs
         self._salt = bool("cache_salt" in knobs and self.secret and opts.send_cache_salt is not False)
         self._cc_knob = "cache_control" in knobs
@@ -232,8 +237,9 @@ class _State:
             log.exception("prefixlint: could not prepare the request; sending it unchanged")
             return kwargs, None
 
-    def _prepare(self, api: str, kwargs: dict[str, Any], call_kw: dict[str, Any], who: str | None,
-                 t0: float) -> tuple[dict[str, Any], _Call | None]:
+    def _prepare(
+        self, api: str, kwargs: dict[str, Any], call_kw: dict[str, Any], who: str | None, t0: float
+    ) -> tuple[dict[str, Any], _Call | None]:
         opts = self.opts
         body = {}
         for k, v in kwargs.items():  # a loop, not a comprehension: one frame less on every request
@@ -303,8 +309,13 @@ class _State:
                 changes.append("extra_body.cache_salt: set")
             salted = True
         nbps = len(pieces) - list(map(_TTL, pieces)).count(None) if pieces else 0
-        if base_api == "messages" and opts.breakpoints and self._cc_knob and pieces is not None \
-                and not bp.has_cache_control(new, pieces):
+        if (
+            base_api == "messages"
+            and opts.breakpoints
+            and self._cc_knob
+            and pieces is not None
+            and not bp.has_cache_control(new, pieces)
+        ):
             marks = bp.choose(pieces, rules, opts.static_ttl)
             if marks:
                 new = bp.apply(new, pieces, marks)
@@ -333,13 +344,33 @@ class _State:
         retention = body.get("prompt_cache_retention")
         ttl = self.spec.extended_ttls.get(retention) if isinstance(retention, str) else None
         call = _Call(
-            api=base_api, provider=self.provider, model=model, rules=rules, pieces=pieces, domain=domain,
-            prediction=_NO_PREDICTION, drift=None, tenant_hash=t_hash, template=template,
-            prefix_hash=prefix_hash, key=out.get("prompt_cache_key") if not opts.dry_run else key,
-            salted=salted, breakpoints=nbps, changes=tuple(changes), dry_run=opts.dry_run, stream=is_stream,
-            route_rpm=0, ttl=float(ttl) if ttl else None, tokens_exact=tok.exact, overhead_ms=0.0,
-            helper=api == "messages.stream", body=sent, cache=cache, conversation=conversation,
-            now=self.clock(), mono=time.monotonic(),
+            api=base_api,
+            provider=self.provider,
+            model=model,
+            rules=rules,
+            pieces=pieces,
+            domain=domain,
+            prediction=_NO_PREDICTION,
+            drift=None,
+            tenant_hash=t_hash,
+            template=template,
+            prefix_hash=prefix_hash,
+            key=out.get("prompt_cache_key") if not opts.dry_run else key,
+            salted=salted,
+            breakpoints=nbps,
+            changes=tuple(changes),
+            dry_run=opts.dry_run,
+            stream=is_stream,
+            route_rpm=0,
+            ttl=float(ttl) if ttl else None,
+            tokens_exact=tok.exact,
+            overhead_ms=0.0,
+            helper=api == "messages.stream",
+            body=sent,
+            cache=cache,
+            conversation=conversation,
+            now=self.clock(),
+            mono=time.monotonic(),
         )
         if self.worker is None:
             self._account_send(call)
@@ -353,16 +384,21 @@ class _State:
         opts = self.opts
         try:
             if call.pieces is None:
-                call.pieces = pieces_from_request(call.body, call.api, call.cache,
-                                                  keep_text=opts.keep_excerpts)
+                call.pieces = pieces_from_request(
+                    call.body, call.api, call.cache, keep_text=opts.keep_excerpts
+                )
             if not opts.verify or not call.pieces:
                 return
             call.prediction = self.tracker.predict(call.domain, call.pieces, call.now)
             if self.spec.routing_rpm:
                 call.route_rpm = self.tracker.route_rate(call.domain, call.pieces, call.mono)
             key = f"conv|{call.conversation}" if call.conversation else f"{call.tenant_hash}|{call.template}"
-            call.drift = self.tracker.drift(key, call.pieces, call.conversation is not None,
-                                            opts.excerpt_chars if opts.keep_excerpts else 0)
+            call.drift = self.tracker.drift(
+                key,
+                call.pieces,
+                call.conversation is not None,
+                opts.excerpt_chars if opts.keep_excerpts else 0,
+            )
         except Exception:
             log.exception("prefixlint: could not account for the request")
 
@@ -403,11 +439,20 @@ class _State:
         rules = call.rules
         gran = rules.increment if rules.granularity in ("increment", "block") else SKETCH_BLOCK
         verdict, causes, exp, up = judge(
-            predicted=pred.cached, upper=pred.upper, local_prompt=pred.prompt or local,
-            reported_cached=u.cached if u else None, reported_prompt=u.prompt_tokens if u else None,
-            tolerance_tokens=gran, expired=pred.expired, below_minimum=pred.below_minimum, shared=pred.shared,
-            drift=call.drift, route_rpm=call.route_rpm, route_limit=self.spec.routing_rpm,
-            tokens_exact=call.tokens_exact, minimum=rules.min_cacheable_tokens,
+            predicted=pred.cached,
+            upper=pred.upper,
+            local_prompt=pred.prompt or local,
+            reported_cached=u.cached if u else None,
+            reported_prompt=u.prompt_tokens if u else None,
+            tolerance_tokens=gran,
+            expired=pred.expired,
+            below_minimum=pred.below_minimum,
+            shared=pred.shared,
+            drift=call.drift,
+            route_rpm=call.route_rpm,
+            route_limit=self.spec.routing_rpm,
+            tokens_exact=call.tokens_exact,
+            minimum=rules.min_cacheable_tokens,
             regrid=rules.cacheable if rules.granularity in ("increment", "block") else None,
         )
         cached = (u.cached or 0) if u else 0
@@ -422,18 +467,37 @@ class _State:
                 usd -= w1 * (price.cache_write_1h - price.input) / 1e6
             elif rules.cache_write_multiplier:
                 usd -= u.cache_write * (rules.cache_write_multiplier - 1) * price.input / 1e6
-        return make_report({
-            "provider": call.provider, "model": call.model, "api": call.api, "verdict": verdict,
-            "predicted_cached": exp, "reported_cached": u.cached if u else None,
-            "prompt_tokens": u.prompt_tokens if u else None, "local_prompt_tokens": local, "upper_bound": up,
-            "cache_write": u.cache_write if u else 0, "cache_write_5m": u.cache_write_5m if u else 0,
-            "cache_write_1h": u.cache_write_1h if u else 0, "causes": causes, "divergence": call.drift,
-            "tokens_saved": cached, "usd_saved": usd, "tenant_hash": call.tenant_hash,
-            "template": call.template, "prefix_hash": call.prefix_hash, "cache_key": call.key,
-            "salted": call.salted, "breakpoints": call.breakpoints, "stream": call.stream,
-            "dry_run": call.dry_run, "changes": call.changes, "tokens_exact": call.tokens_exact,
-            "overhead_ms": call.overhead_ms,
-        })
+        return make_report(
+            {
+                "provider": call.provider,
+                "model": call.model,
+                "api": call.api,
+                "verdict": verdict,
+                "predicted_cached": exp,
+                "reported_cached": u.cached if u else None,
+                "prompt_tokens": u.prompt_tokens if u else None,
+                "local_prompt_tokens": local,
+                "upper_bound": up,
+                "cache_write": u.cache_write if u else 0,
+                "cache_write_5m": u.cache_write_5m if u else 0,
+                "cache_write_1h": u.cache_write_1h if u else 0,
+                "causes": causes,
+                "divergence": call.drift,
+                "tokens_saved": cached,
+                "usd_saved": usd,
+                "tenant_hash": call.tenant_hash,
+                "template": call.template,
+                "prefix_hash": call.prefix_hash,
+                "cache_key": call.key,
+                "salted": call.salted,
+                "breakpoints": call.breakpoints,
+                "stream": call.stream,
+                "dry_run": call.dry_run,
+                "changes": call.changes,
+                "tokens_exact": call.tokens_exact,
+                "overhead_ms": call.overhead_ms,
+            }
+        )
 
     def emit(self, report: CacheReport) -> None:
         opts = self.opts
@@ -447,8 +511,9 @@ class _State:
                 if opts.on_low_hit_rate is not None:
                     opts.on_low_hit_rate(kind, key, rate)
                 else:
-                    log.warning("prefixlint: rolling cache hit rate of %s %s fell to %.0f%%", kind, key,
-                                rate * 100)
+                    log.warning(
+                        "prefixlint: rolling cache hit rate of %s %s fell to %.0f%%", kind, key, rate * 100
+                    )
             except Exception:
                 log.exception("prefixlint: on_low_hit_rate callback failed")
         if opts.on_report is not None:

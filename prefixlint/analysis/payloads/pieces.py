@@ -56,10 +56,12 @@ class _Entry:
 
 
 # Text that exercises every pre-tokenizer branch; a fast encoder is used only when it agrees on it.
-_PROBE = ("Hello, World! I'm here; they'll see 's 'LL 12345 678 3.14159 x\n\n  \t indented\r\n"
-          "<|endoftext|> <|fim_prefix|> caf\u00e9 na\u00efve "
-          "\u65e5\u672c\u8a9e\u306e\u30c6\u30ad\u30b9\u30c8 "
-          "\U0001f642\U0001f642 \u0645\u0631\u062d\u0628\u0627 {\"a\": [1, 2]} def f(x):\n    return x**2  ")
+_PROBE = (
+    "Hello, World! I'm here; they'll see 's 'LL 12345 678 3.14159 x\n\n  \t indented\r\n"
+    "<|endoftext|> <|fim_prefix|> caf\u00e9 na\u00efve "
+    "\u65e5\u672c\u8a9e\u306e\u30c6\u30ad\u30b9\u30c8 "
+    '\U0001f642\U0001f642 \u0645\u0631\u062d\u0628\u0627 {"a": [1, 2]} def f(x):\n    return x**2  '
+)
 
 
 @cache
@@ -141,8 +143,9 @@ class PieceCache:
         else:
             ids = self._encode(text)
         # the same bytes as hashing the header and then the text
-        digest = blake2b(f"{section}\x00{role or ''}\x00{text}".encode("utf-8", "surrogatepass"),
-                         digest_size=16).digest()
+        digest = blake2b(
+            f"{section}\x00{role or ''}\x00{text}".encode("utf-8", "surrogatepass"), digest_size=16
+        ).digest()
         if self._estimate:
             sketch = self._sketch(text, ids)
         else:  # one hash per full block of SKETCH_BLOCK ids (tuples of ids, all in C)
@@ -383,8 +386,20 @@ def pieces_from_request(
         prev = link if link is not None else cache.chain(prev, e.digest)
         end += tokens
         out.append(
-            Piece(path, section, role, tokens, e.digest, prev, end, e.sketch, stable, ttl, mi,
-                  text if keep_text else None)
+            Piece(
+                path,
+                section,
+                role,
+                tokens,
+                e.digest,
+                prev,
+                end,
+                e.sketch,
+                stable,
+                ttl,
+                mi,
+                text if keep_text else None,
+            )
         )
     if isinstance(msgs, list) and msgs and len(starts) == len(msgs):
         if len(cache._snapshots) >= 256:
@@ -410,8 +425,15 @@ def pieces_from_request(
                 plain = False
             contents.append(c)
         cache._snapshots[id(msgs[0])] = _Snapshot(
-            tuple(map(body.get, _HEAD_KEYS, _HEAD_MISSING)), list(msgs), contents, lists, plain, starts, out,
-            keep_text)
+            tuple(map(body.get, _HEAD_KEYS, _HEAD_MISSING)),
+            list(msgs),
+            contents,
+            lists,
+            plain,
+            starts,
+            out,
+            keep_text,
+        )
         out = list(out)
     top = body.get("cache_control") if api == "messages" else None
     if out and isinstance(top, dict):
@@ -425,8 +447,11 @@ def head_pieces(body: dict[str, Any], api: str, cache: PieceCache) -> list[Piece
     Their chained hashes equal those of the same pieces in :func:`pieces_from_request`; the last one
     fingerprints the static prefix. Stops at the first volatile piece.
     """
-    sub = {k: body[k] for k in ("tools", "response_format", "text", "output_config", "system", "instructions")
-           if k in body}
+    sub = {
+        k: body[k]
+        for k in ("tools", "response_format", "text", "output_config", "system", "instructions")
+        if k in body
+    }
     key = "input" if api == "responses" else "messages"
     msgs = body.get(key)
     if isinstance(msgs, list):

@@ -173,6 +173,8 @@ def _whole_identifier(blob: bytes, i: int, n: int) -> bool:
     while j > 0 and blob[j - 1] in _DIGITS:
         j -= 1
     return j == 0 or blob[j - 1] not in _IDENT_BYTES
+
+
 def _signature(path: str) -> tuple[int, int] | None:
     try:
         st = os.stat(path)

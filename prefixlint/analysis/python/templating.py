@@ -175,11 +175,7 @@ class TemplateMixin:
         if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Divide):
             left = self._file_path(node.left, env, depth + 1)
             right = node.right
-            if (
-                left is not None
-                and isinstance(right, cst.SimpleString)
-                and isinstance(evaluated(right), str)
-            ):
+            if left is not None and isinstance(right, cst.SimpleString) and isinstance(evaluated(right), str):
                 return left / evaluated(right)
             return None
         if isinstance(node, cst.Call):

@@ -21,7 +21,12 @@ def analyze_template_file(path: str, text: str, settings: Settings, root: Path) 
     style = template_style_for(Path(path), settings) or "plain"
     own_dir = Path(path).parent
     result, meta = render_template(
-        text, style=style, path=path, search_paths=(own_dir,), settings=settings, root=Path(root),
+        text,
+        style=style,
+        path=path,
+        search_paths=(own_dir,),
+        settings=settings,
+        root=Path(root),
     )
     analysis = FileAnalysis(path=path, errors=list(result.errors), dependencies=set(result.dependencies))
     if not result.segments:
@@ -40,7 +45,8 @@ def analyze_template_file(path: str, text: str, settings: Settings, root: Path) 
         tok = tokenizer_for(layout.provider, layout.model)
         layout.segments = [
             replace(s, tokens=max(1, tok.count(meta.samples[s.label])))
-            if not s.static and s.label in meta.samples else s
+            if not s.static and s.label in meta.samples
+            else s
             for s in layout.segments
         ]
     analysis.layouts.append(layout)

@@ -72,8 +72,24 @@ FILTER_KINDS: dict[str, DynamicKind] = {
 
 # Jinja built-in globals that render the same bytes every time.
 STATIC_GLOBALS = frozenset(
-    {"range", "dict", "cycler", "joiner", "namespace", "true", "false", "none", "True", "False", "None",
-     "gettext", "ngettext", "_", "varargs", "kwargs"}
+    {
+        "range",
+        "dict",
+        "cycler",
+        "joiner",
+        "namespace",
+        "true",
+        "false",
+        "none",
+        "True",
+        "False",
+        "None",
+        "gettext",
+        "ngettext",
+        "_",
+        "varargs",
+        "kwargs",
+    }
 )
 
 

@@ -49,8 +49,9 @@ class Frame:
     line_offset: int = 0
     col_offset: int = 0
 
-    def loc(self, line: int, col: int, end_line: int | None = None,
-            end_col: int | None = None) -> SourceLocation:
+    def loc(
+        self, line: int, col: int, end_line: int | None = None, end_col: int | None = None
+    ) -> SourceLocation:
         """A location in the file from a position in the text (offsets apply to the first line only)."""
 
         def shift(ln: int, c: int) -> tuple[int, int]:
@@ -102,20 +103,42 @@ class RenderContext:
         if not text:
             return
         self.segments.append(
-            Segment(section=self.section, text=text, static=True, timing=Timing.STATIC, role=self.role,
-                    location=loc, message_index=self.message_index, conditional=flags.conditional,
-                    repeated=flags.repeated)
+            Segment(
+                section=self.section,
+                text=text,
+                static=True,
+                timing=Timing.STATIC,
+                role=self.role,
+                location=loc,
+                message_index=self.message_index,
+                conditional=flags.conditional,
+                repeated=flags.repeated,
+            )
         )
 
-    def dynamic(self, value: Binding, text: str, loc: SourceLocation | None, flags: Flags = Flags(),
-                via: tuple[SourceLocation, ...] = ()) -> None:
+    def dynamic(
+        self,
+        value: Binding,
+        text: str,
+        loc: SourceLocation | None,
+        flags: Flags = Flags(),
+        via: tuple[SourceLocation, ...] = (),
+    ) -> None:
         """A placeholder: static text when its binding is static, else a dynamic segment."""
         if value.static:
             self.segments.append(
-                Segment(section=self.section, text=value.text, static=True, timing=Timing.STATIC,
-                        role=self.role, location=loc, label=value.label or text,
-                        message_index=self.message_index, conditional=flags.conditional,
-                        repeated=flags.repeated)
+                Segment(
+                    section=self.section,
+                    text=value.text,
+                    static=True,
+                    timing=Timing.STATIC,
+                    role=self.role,
+                    location=loc,
+                    label=value.label or text,
+                    message_index=self.message_index,
+                    conditional=flags.conditional,
+                    repeated=flags.repeated,
+                )
             )
             return
         head = value.chain or ((value.location,) if value.location else ())
@@ -124,16 +147,26 @@ class RenderContext:
             if not chain or chain[-1] != step:
                 chain.append(step)
         self.segments.append(
-            Segment(section=self.section, text=text, static=False, kind=value.kind or DynamicKind.UNKNOWN,
-                    timing=value.timing if value.timing is not Timing.STATIC else Timing.REQUEST,
-                    role=self.role, location=loc, chain=tuple(chain), label=value.label or text,
-                    message_index=self.message_index, conditional=flags.conditional,
-                    repeated=flags.repeated, confidence=value.confidence)
+            Segment(
+                section=self.section,
+                text=text,
+                static=False,
+                kind=value.kind or DynamicKind.UNKNOWN,
+                timing=value.timing if value.timing is not Timing.STATIC else Timing.REQUEST,
+                role=self.role,
+                location=loc,
+                chain=tuple(chain),
+                label=value.label or text,
+                message_index=self.message_index,
+                conditional=flags.conditional,
+                repeated=flags.repeated,
+                confidence=value.confidence,
+            )
         )
 
     def switch_role(self, role: str) -> None:
         """Start a new message (dotprompt ``{{role "user"}}``); system roles go to the system section."""
-        has_content = any(not s.static or s.text.strip() for s in self.segments[self._message_start:])
+        has_content = any(not s.static or s.text.strip() for s in self.segments[self._message_start :])
         if self.message_index is None:
             self.message_index = 0
         elif has_content:
@@ -147,8 +180,9 @@ class RenderContext:
         last = self.message_index
         if last is None or self.role != "user":
             return
-        self.segments = [replace(s, is_last_user_message=True) if s.message_index == last else s
-                         for s in self.segments]
+        self.segments = [
+            replace(s, is_last_user_message=True) if s.message_index == last else s for s in self.segments
+        ]
 
     def bound(self, name: str) -> Binding | None:
         """The caller's binding for ``name``; a dynamic one without a kind gets the name's kind."""

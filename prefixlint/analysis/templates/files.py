@@ -23,9 +23,25 @@ _SUFFIX_STYLES = {
     ".hbs": "mustache",
 }
 
-_SKIP_DIRS = frozenset({".git", ".hg", ".svn", ".venv", "venv", "node_modules", "__pycache__",
-                        "site-packages", ".tox", ".nox", ".mypy_cache", ".ruff_cache", ".pytest_cache",
-                        "build", "dist"})
+_SKIP_DIRS = frozenset(
+    {
+        ".git",
+        ".hg",
+        ".svn",
+        ".venv",
+        "venv",
+        "node_modules",
+        "__pycache__",
+        "site-packages",
+        ".tox",
+        ".nox",
+        ".mypy_cache",
+        ".ruff_cache",
+        ".pytest_cache",
+        "build",
+        "dist",
+    }
+)
 _MAX_INDEXED = 100_000
 
 
@@ -104,8 +120,9 @@ def find_template(name: str, search_paths: Sequence[Path], root: Path) -> Path |
     if not parts or ".." in parts:
         return None
     tail = "/".join(parts)
-    matches = [p for p in _index(str(root.resolve())).get(parts[-1], ())
-               if Path(p).as_posix().endswith("/" + tail)]
+    matches = [
+        p for p in _index(str(root.resolve())).get(parts[-1], ()) if Path(p).as_posix().endswith("/" + tail)
+    ]
     if not matches:
         return None
     return Path(min(matches, key=lambda p: (p.count(os.sep), p))).resolve()

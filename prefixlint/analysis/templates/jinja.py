@@ -108,8 +108,19 @@ def _expr_children(e: nodes.Node) -> Iterator[nodes.Expr]:
 
 def _value_of(segments: list[Segment]) -> Binding:
     """The value of captured output (``{% set x %}...{% endset %}`` or a macro inside an expression)."""
-    dynamic = [Binding(static=False, kind=s.kind, timing=s.timing, label=s.label, location=s.location,
-                       chain=s.chain, confidence=s.confidence) for s in segments if not s.static]
+    dynamic = [
+        Binding(
+            static=False,
+            kind=s.kind,
+            timing=s.timing,
+            label=s.label,
+            location=s.location,
+            chain=s.chain,
+            confidence=s.confidence,
+        )
+        for s in segments
+        if not s.static
+    ]
     if not dynamic:
         return Binding(static=True, timing=Timing.STATIC, text="".join(s.text for s in segments))
     return combine(dynamic)
@@ -128,8 +139,9 @@ class JinjaRenderer:
         """Render a template's source (the main text, or an embedded string)."""
         parsed = parse_jinja(source)
         if parsed.ast is None:
-            self.ctx.error(frame.loc(parsed.error_line, 0), f"template syntax error: {parsed.error_message}",
-                           "PFX001")
+            self.ctx.error(
+                frame.loc(parsed.error_line, 0), f"template syntax error: {parsed.error_message}", "PFX001"
+            )
             return
         unit = Unit(parsed, frame, file)
         with self._entered(str(file) if file else None, frame.path):
@@ -180,8 +192,17 @@ class JinjaRenderer:
                     self._render_block_chain(blocks[node.name], replace(st, blocks=blocks))
             return
         with self._entered(str(parent.file), parent.frame.path):
-            self.render_unit(parent, State(unit=parent, scope=st.scope.new_child(), flags=st.flags,
-                                           via=st.via, blocks=blocks, macros=st.macros))
+            self.render_unit(
+                parent,
+                State(
+                    unit=parent,
+                    scope=st.scope.new_child(),
+                    flags=st.flags,
+                    via=st.via,
+                    blocks=blocks,
+                    macros=st.macros,
+                ),
+            )
 
     def _hoist(self, body: list[nodes.Node], st: State) -> None:
         for node in body:
@@ -277,8 +298,9 @@ class JinjaRenderer:
         value = self.classify(expr, st)
         return [value.text] if value.static and value.text else None
 
-    def _load(self, expr: nodes.Node, st: State, site: SourceLocation, what: str,
-              ignore_missing: bool = False) -> Unit | None:
+    def _load(
+        self, expr: nodes.Node, st: State, site: SourceLocation, what: str, ignore_missing: bool = False
+    ) -> Unit | None:
         """Find, read and parse another template; report missing files and include loops."""
         names = self._template_names(expr, st)
         if names is None:
@@ -296,7 +318,7 @@ class JinjaRenderer:
         key = str(path)
         keys = [k for k, _ in self.ctx.stack]
         if key in keys:
-            cycle = [d for _, d in self.ctx.stack[keys.index(key):]] + [self.ctx.stack[keys.index(key)][1]]
+            cycle = [d for _, d in self.ctx.stack[keys.index(key) :]] + [self.ctx.stack[keys.index(key)][1]]
             self.ctx.error(site, "include loop: " + " -> ".join(cycle))
             return None
         if len(self.ctx.stack) >= _MAX_DEPTH:
@@ -311,8 +333,9 @@ class JinjaRenderer:
         parsed = parse_jinja(text)
         frame = Frame(self.ctx.display(path))
         if parsed.ast is None:
-            self.ctx.error(frame.loc(parsed.error_line, 0), f"template syntax error: {parsed.error_message}",
-                           "PFX001")
+            self.ctx.error(
+                frame.loc(parsed.error_line, 0), f"template syntax error: {parsed.error_message}", "PFX001"
+            )
             return None
         return Unit(parsed, frame, path)
 
@@ -321,18 +344,26 @@ class JinjaRenderer:
         if self._template_names(node.template, st) is None:
             value = combine([self.classify(node.template, st)])
             label = f"include of {_dotted(node.template) or 'a computed name'}"
-            unknown = Binding(static=False, kind=value.kind or DynamicKind.UNKNOWN, timing=value.timing,
-                              label=label, chain=value.chain, confidence=0.3)
-            self.ctx.dynamic(unknown, st.unit.parsed.text(st.unit.parsed.spans.get(id(node))), site, st.flags,
-                             st.via)
+            unknown = Binding(
+                static=False,
+                kind=value.kind or DynamicKind.UNKNOWN,
+                timing=value.timing,
+                label=label,
+                chain=value.chain,
+                confidence=0.3,
+            )
+            self.ctx.dynamic(
+                unknown, st.unit.parsed.text(st.unit.parsed.spans.get(id(node))), site, st.flags, st.via
+            )
             return
         unit = self._load(node.template, st, site, "included template", node.ignore_missing)
         if unit is None:
             return
         scope = st.scope.new_child() if node.with_context else ChainMap()
         with self._entered(str(unit.file), unit.frame.path):
-            self.render_unit(unit, State(unit=unit, scope=scope, flags=st.flags, via=(*st.via, site),
-                                         macros=st.macros))
+            self.render_unit(
+                unit, State(unit=unit, scope=scope, flags=st.flags, via=(*st.via, site), macros=st.macros)
+            )
 
     def _module_macros(self, unit: Unit, st: State) -> dict[str, MacroRef]:
         assert unit.parsed.ast is not None
@@ -357,14 +388,26 @@ class JinjaRenderer:
                 return module.macros.get(callee.attr)
         return None
 
-    def _call_macro(self, macro: MacroRef, call: nodes.Call, st: State, site: SourceLocation,
-                    caller: list[nodes.Node] | None = None) -> bool:
+    def _call_macro(
+        self,
+        macro: MacroRef,
+        call: nodes.Call,
+        st: State,
+        site: SourceLocation,
+        caller: list[nodes.Node] | None = None,
+    ) -> bool:
         """Expand a macro at its call site; False when it is already being expanded (recursion)."""
         if id(macro.node) in st.macros or len(st.macros) >= _MAX_DEPTH:
             return False
         scope = macro.scope.new_child()
-        mst = State(unit=macro.unit, scope=scope, flags=st.flags, via=(*st.via, site),
-                    caller=(caller, st) if caller is not None else None, macros=(*st.macros, id(macro.node)))
+        mst = State(
+            unit=macro.unit,
+            scope=scope,
+            flags=st.flags,
+            via=(*st.via, site),
+            caller=(caller, st) if caller is not None else None,
+            macros=(*st.macros, id(macro.node)),
+        )
         args, defaults = macro.node.args, macro.node.defaults
         keywords = {k.key: k.value for k in call.kwargs}
         first_default = len(args) - len(defaults)
@@ -378,7 +421,7 @@ class JinjaRenderer:
             else:
                 value = STATIC
             scope[arg.name] = value
-        scope["varargs"] = combine(self.classify(a, st) for a in call.args[len(args):])
+        scope["varargs"] = combine(self.classify(a, st) for a in call.args[len(args) :])
         scope["kwargs"] = combine(self.classify(v, st) for v in keywords.values())
         self.walk(macro.node.body, mst)
         return True
@@ -403,8 +446,12 @@ class JinjaRenderer:
             if st.block_rest:
                 self._render_block_chain(st.block_rest, st)
             return True
-        if (isinstance(callee, nodes.Getattr) and isinstance(callee.node, nodes.Name)
-                and callee.node.name == "self" and "self" not in st.scope):
+        if (
+            isinstance(callee, nodes.Getattr)
+            and isinstance(callee.node, nodes.Name)
+            and callee.node.name == "self"
+            and "self" not in st.scope
+        ):
             chain = st.blocks.get(callee.attr)
             if chain is None and st.unit.parsed.ast is not None:
                 found = st.unit.parsed.ast.find_all(nodes.Block)

@@ -56,7 +56,7 @@ class ParsedJinja:
     error_message: str = ""
 
     def text(self, span: Span | None) -> str:
-        return self.source[span.start:span.end] if span else ""
+        return self.source[span.start : span.end] if span else ""
 
 
 @lru_cache(maxsize=1024)

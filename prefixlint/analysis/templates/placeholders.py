@@ -79,7 +79,7 @@ def _scan(ctx: RenderContext, text: str, frame: Frame, pattern: re.Pattern[str],
         if m.start() > pos:
             if not buf:
                 buf_start = pos
-            buf.append(text[pos:m.start()])
+            buf.append(text[pos : m.start()])
         pos = m.end()
         if value is None:
             if not buf:
@@ -203,7 +203,7 @@ def render_mustache(ctx: RenderContext, text: str, frame: Frame) -> None:
         if end < 0:
             out.static(text[pos:], pos, flags())
             break
-        inner = text[start + (3 if triple else len(open_d)):end].strip().strip("~").strip()
+        inner = text[start + (3 if triple else len(open_d)) : end].strip().strip("~").strip()
         words = inner.split()
         role_tag = len(words) == 2 and words[0] == "role" and words[1][:1] in "\"'"
         if start > pos and not (role_tag and not text[pos:start].strip()):

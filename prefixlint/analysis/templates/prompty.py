@@ -62,7 +62,7 @@ def split_front_matter(text: str) -> FrontMatter:
     for i in range(1, len(lines)):
         if lines[i].strip() == "---":
             header = "\n".join(lines[1:i])
-            fm = FrontMatter(body="\n".join(lines[i + 1:]), body_line_offset=i + 1)
+            fm = FrontMatter(body="\n".join(lines[i + 1 :]), body_line_offset=i + 1)
             try:
                 data = yaml.safe_load(header)
             except yaml.YAMLError as exc:
@@ -116,8 +116,11 @@ def render_prompty(ctx: RenderContext, text: str, frame: Frame, file: Path | Non
     fm = split_front_matter(text)
     if fm.error is not None:
         ctx.error(frame.loc(*(fm.error[0], 0)), fm.error[1], "PFX001")
-    body_frame = Frame(frame.path, frame.line_offset + fm.body_line_offset,
-                       frame.col_offset if fm.body_line_offset == 0 else 0)
+    body_frame = Frame(
+        frame.path,
+        frame.line_offset + fm.body_line_offset,
+        frame.col_offset if fm.body_line_offset == 0 else 0,
+    )
     start = len(ctx.segments)
     JinjaRenderer(ctx).render(fm.body, body_frame, file)
     ctx.segments[start:] = assign_roles(ctx.segments[start:])
@@ -164,7 +167,7 @@ def assign_roles(segments: list[Segment]) -> list[Segment]:
             continue
         pos = 0
         for m in _ROLE_LINE.finditer(seg.text):
-            piece = seg.text[pos:m.start()]
+            piece = seg.text[pos : m.start()]
             if piece.strip() or (piece and has_content):
                 place(replace(seg, text=piece, location=_shift(seg.location, seg.text, pos)))
             if has_content:

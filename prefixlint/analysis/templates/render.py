@@ -23,7 +23,7 @@ def _file_of(path: str, root: Path, embedded: bool) -> Path | None:
     if embedded:
         return None
     p = Path(path)
-    for candidate in ((p,) if p.is_absolute() else (Path.cwd() / p, root / p)):
+    for candidate in (p,) if p.is_absolute() else (Path.cwd() / p, root / p):
         if candidate.is_file():
             return candidate.resolve()
     return None
@@ -56,9 +56,14 @@ def render_template(
     else:
         base = Path(settings.root) if settings and settings.root else Path.cwd()
     ctx = RenderContext(
-        catalog=catalog_for(settings), bindings=dict(bindings or {}),
-        search_paths=tuple(Path(p) for p in search_paths), root=base, section=section, role=role,
-        message_index=message_index, absolute_paths=Path(path).is_absolute(),
+        catalog=catalog_for(settings),
+        bindings=dict(bindings or {}),
+        search_paths=tuple(Path(p) for p in search_paths),
+        root=base,
+        section=section,
+        role=role,
+        message_index=message_index,
+        absolute_paths=Path(path).is_absolute(),
     )
     frame = Frame(path, line_offset, col_offset)
     embedded = bool(line_offset or col_offset) or path.endswith((".py", ".pyi"))
@@ -119,8 +124,17 @@ def render_segments(
     settings' root, else the working directory).
     """
     result, _ = render_template(
-        text, style=style, path=path, section=section, role=role, message_index=message_index,
-        line_offset=line_offset, col_offset=col_offset, bindings=bindings, search_paths=search_paths,
-        settings=settings, root=root,
+        text,
+        style=style,
+        path=path,
+        section=section,
+        role=role,
+        message_index=message_index,
+        line_offset=line_offset,
+        col_offset=col_offset,
+        bindings=bindings,
+        search_paths=search_paths,
+        settings=settings,
+        root=root,
     )
     return result

@@ -54,7 +54,7 @@ def _comments(text: str, style: str) -> list[tuple[int, int, bool, str]]:
         for number, line in enumerate(lines, start=1):
             m = DIRECTIVE.search(line)
             if m:
-                alone = not (line[:m.start()] + line[m.end():]).strip(_COMMENT_PUNCT)
+                alone = not (line[: m.start()] + line[m.end() :]).strip(_COMMENT_PUNCT)
                 found.append((number, number, alone, m.group(0)))
         return found
     out = []

@@ -63,8 +63,15 @@ def causal_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, scale: f
     return out[0].transpose(0, 1)
 
 
-def paged_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, k_cache: torch.Tensor,
-                    v_cache: torch.Tensor, batch: PagedBatch, scale: float) -> torch.Tensor:
+def paged_attention(
+    q: torch.Tensor,
+    k: torch.Tensor,
+    v: torch.Tensor,
+    k_cache: torch.Tensor,
+    v_cache: torch.Tensor,
+    batch: PagedBatch,
+    scale: float,
+) -> torch.Tensor:
     """Store ``k, v [T, Hkv, D]`` into the caches ``[num_blocks, block_size, Hkv, D]``, then attend
     each sequence's queries to its gathered pages. Returns ``[T, Hq, D]``."""
     num_kv_heads, head_dim = k_cache.shape[2], k_cache.shape[3]

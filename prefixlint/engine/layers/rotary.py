@@ -32,8 +32,9 @@ class RotaryEmbedding(nn.Module):
         # A plain attribute, not a buffer: it stays float32 when the model is cast to bf16.
         self.inv_freq = inv_freq.float().to(torch.get_default_device())
 
-    def forward(self, positions: torch.Tensor, q: torch.Tensor, k: torch.Tensor
-                ) -> tuple[torch.Tensor, torch.Tensor]:
+    def forward(
+        self, positions: torch.Tensor, q: torch.Tensor, k: torch.Tensor
+    ) -> tuple[torch.Tensor, torch.Tensor]:
         freqs = positions.float()[:, None] * self.inv_freq.to(positions.device)[None, :]
         cos, sin = freqs.cos()[:, None, :], freqs.sin()[:, None, :]
         return _rotate(q, cos, sin), _rotate(k, cos, sin)

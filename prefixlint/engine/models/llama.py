@@ -27,7 +27,7 @@ class LlamaAttention(nn.Module):
     def __init__(self, cfg: ModelConfig, rotary: RotaryEmbedding) -> None:
         super().__init__()
         self.num_heads, self.num_kv_heads, self.head_dim = cfg.num_heads, cfg.num_kv_heads, cfg.head_dim
-        self.scale = cfg.head_dim ** -0.5
+        self.scale = cfg.head_dim**-0.5
         q_size, kv_size = cfg.num_heads * cfg.head_dim, cfg.num_kv_heads * cfg.head_dim
         self.q_proj = nn.Linear(cfg.hidden_size, q_size, bias=cfg.qkv_bias)
         self.k_proj = nn.Linear(cfg.hidden_size, kv_size, bias=cfg.qkv_bias)
@@ -43,8 +43,9 @@ class LlamaAttention(nn.Module):
         q, k = self._rotary[0](positions, q, k)
         return q, k, v
 
-    def forward(self, x: torch.Tensor, positions: torch.Tensor, kv: KVCache, batch: PagedBatch
-                ) -> torch.Tensor:
+    def forward(
+        self, x: torch.Tensor, positions: torch.Tensor, kv: KVCache, batch: PagedBatch
+    ) -> torch.Tensor:
         q, k, v = self._qkv(x, positions)
         out = paged_attention(q, k, v, kv[0], kv[1], batch, self.scale)
         return self.o_proj(out.flatten(1))
@@ -73,8 +74,9 @@ class LlamaDecoderLayer(nn.Module):
         self.post_attention_layernorm = RMSNorm(cfg.hidden_size, cfg.rms_norm_eps)
         self.mlp = LlamaMLP(cfg)
 
-    def forward(self, x: torch.Tensor, positions: torch.Tensor, kv: KVCache | None,
-                batch: PagedBatch | None) -> torch.Tensor:
+    def forward(
+        self, x: torch.Tensor, positions: torch.Tensor, kv: KVCache | None, batch: PagedBatch | None
+    ) -> torch.Tensor:
         h = self.input_layernorm(x)
         if batch is None:
             x = x + self.self_attn.forward_dense(h, positions)
@@ -102,8 +104,9 @@ class LlamaForCausalLM(nn.Module):
         self.lm_head = LMHead(self.model.embed_tokens, cfg.tie_word_embeddings)
 
     @torch.inference_mode()
-    def forward(self, input_ids: torch.Tensor, positions: torch.Tensor, kv_caches: list[KVCache],
-                batch: PagedBatch) -> torch.Tensor:
+    def forward(
+        self, input_ids: torch.Tensor, positions: torch.Tensor, kv_caches: list[KVCache], batch: PagedBatch
+    ) -> torch.Tensor:
         """Hidden states ``[T, hidden]`` for a flat batch of new tokens over the paged cache."""
         x = self.embed(input_ids)
         for layer, kv in zip(self.model.layers, kv_caches, strict=False):
@@ -170,8 +173,10 @@ def load_hf_weights(model: LlamaForCausalLM, model_dir: str | Path) -> None:
                     continue  # e.g. rotary inv_freq buffers, or lm_head when tied
                 tensor = fh.get_tensor(name)
                 if tensor.shape != params[name].shape:
-                    raise EngineConfigError(f"{name}: shape {tuple(tensor.shape)} in {path.name}, "
-                                            f"model expects {tuple(params[name].shape)}")
+                    raise EngineConfigError(
+                        f"{name}: shape {tuple(tensor.shape)} in {path.name}, "
+                        f"model expects {tuple(params[name].shape)}"
+                    )
                 with torch.no_grad():
                     params[name].copy_(tensor)
                 loaded.add(name)
@@ -181,9 +186,13 @@ def load_hf_weights(model: LlamaForCausalLM, model_dir: str | Path) -> None:
         raise EngineConfigError(f"{model_dir}: missing weights {missing[:5]}{more}")
 
 
-def build_model(model_config: ModelConfig, device: str | torch.device = "cpu",
-                dtype: torch.dtype = torch.float32, seed: int = 0,
-                model_dir: str | Path | None = None) -> LlamaForCausalLM:
+def build_model(
+    model_config: ModelConfig,
+    device: str | torch.device = "cpu",
+    dtype: torch.dtype = torch.float32,
+    seed: int = 0,
+    model_dir: str | Path | None = None,
+) -> LlamaForCausalLM:
     """The model on ``device``/``dtype``: seeded random weights, or those in ``model_dir``."""
     device = torch.device(device)
     with torch.device(device):
