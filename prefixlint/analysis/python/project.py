@@ -15,6 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from prefixlint.analysis.python.collect import ModuleInfo, parse_module, resolved
+from prefixlint.cache import file_key
 from prefixlint.config import Settings
 
 
@@ -130,7 +131,7 @@ class ProjectContext:
     def load(self, path: Path | str) -> ModuleInfo | None:
         """The collected module at ``path`` (None when unreadable or unparsable)."""
         key = resolved(str(path))
-        sig = _signature(key)
+        sig = file_key(key)
         hit = self._modules.get(key)
         if hit is not None and hit[0] == sig:
             return hit[1]
@@ -152,7 +153,7 @@ class ProjectContext:
             key = resolved(path)
         except (OSError, RuntimeError):  # an unresolvable path (a symlink loop)
             return
-        self._modules[key] = (_signature(key), info)
+        self._modules[key] = (file_key(key), info)
 
     def resolve_import(self, importer: str, module: str, level: int) -> ModuleInfo | None:
         f = self.module_file(importer, module, level)
@@ -173,14 +174,6 @@ def _whole_identifier(blob: bytes, i: int, n: int) -> bool:
     while j > 0 and blob[j - 1] in _DIGITS:
         j -= 1
     return j == 0 or blob[j - 1] not in _IDENT_BYTES
-
-
-def _signature(path: str) -> tuple[int, int] | None:
-    try:
-        st = os.stat(path)
-    except OSError:
-        return None
-    return st.st_mtime_ns, st.st_size
 
 
 _SKIP_DIRS = {"node_modules", "venv", "site-packages", "__pycache__", "build", "dist", "env"}
