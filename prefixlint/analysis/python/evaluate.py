@@ -883,14 +883,17 @@ def static_after_break(segs: list[Segment]) -> int:
     return -1
 
 
+_NUMBERS = (cst.Integer, cst.Float, cst.Imaginary)
+
 # A static string repeated by ``"text" * n`` is expanded up to this many characters.
 MAX_REPEATED_CHARS = 1_000_000
 
 
 def _repetition(node: cst.BinaryOperation) -> tuple[cst.BaseExpression, int] | None:
-    """``(operand, n)`` for ``operand * n`` or ``n * operand`` with a non-negative integer literal."""
+    """``(operand, n)`` for ``operand * n`` or ``n * operand`` with an integer literal ``n`` (not
+    ``2 * 3``, which is arithmetic)."""
     for operand, count in ((node.left, node.right), (node.right, node.left)):
-        if isinstance(count, cst.Integer):
+        if isinstance(count, cst.Integer) and not isinstance(operand, _NUMBERS):
             try:
                 n = int(count.value, 0)
             except ValueError:
