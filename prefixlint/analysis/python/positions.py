@@ -2,12 +2,14 @@
 
 A full position pass (libcst's ``PositionProvider``) regenerates the code of every node of a module,
 which costs more than half a parse. The analyzer needs positions for a few nodes only (those a
-finding, snippet or fix points at), so :class:`LazyPositions` regenerates one small enclosing node
-(an *anchor*) and finds its text in the source: concatenated codegen tokens are the source text
-itself, so where that text occurs exactly once in the part of the source known to contain the
-anchor, the anchor starts there, and every node inside it gets its position from the same codegen.
-Otherwise the next enclosing node is tried, up to the module itself (a full pass). The positions
-are the ones ``PositionProvider`` reports (syntactic extents), as character offsets.
+finding, snippet or fix points at), so :class:`LazyPositions` regenerates an enclosing node (an
+*anchor*: the simple statement around the node, or the part of a compound statement's header it is
+in) and finds its text in the source. Concatenated codegen tokens are the source text itself, so
+where that text occurs exactly once in the part of the source known to contain the anchor, the
+anchor starts there, and every node inside it gets its position from the same codegen; later
+questions about that statement cost nothing. Otherwise the next enclosing node is tried, up to the
+module itself (a full pass). The positions are the ones ``PositionProvider`` reports (syntactic
+extents), as character offsets.
 """
 
 from __future__ import annotations
