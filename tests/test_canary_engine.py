@@ -77,6 +77,12 @@ def test_retention_against_the_engine(engine_url) -> None:  # type: ignore[no-un
     assert 1 <= ret.retained_contexts < 12  # a 4,096-token pool cannot keep 12 x 400 tokens
     assert ret.retained_tokens <= 4096
     assert ret.verdict == "fewer-than-advertised"
+    # Without --advertised-tokens the figure is the max_model_len the engine lists under /v1/models.
+    with BenchClient(url, eng.model_name) as client:
+        listed = run_retention(client, RetentionConfig(contexts=2, context_tokens=100, seed=5))
+    assert listed.retention is not None
+    assert listed.retention.advertised_tokens == eng.config.max_model_len
+    assert listed.settings["advertised_source"] == "/v1/models"
 
 
 def test_gpu_script_smoke_mode(tmp_path: Path) -> None:

@@ -72,9 +72,11 @@ def wait_idle(eng: LLMEngine, timeout: float = 15.0) -> None:
 
 
 def test_health_models_and_api_keys(server: tuple[str, LLMEngine]) -> None:
-    url, _ = server
+    url, engine = server
     assert httpx.get(f"{url}/health").json() == {"status": "ok"}
     assert [m.id for m in oai(url).models.list()] == ["tiny"]
+    listed = httpx.get(f"{url}/v1/models", headers={"Authorization": "Bearer key-a"}).json()["data"][0]
+    assert listed["max_model_len"] == engine.config.max_model_len  # what `bench retention` reads
     with pytest.raises(openai.AuthenticationError):
         oai(url, "wrong-key").models.list()
     with pytest.raises(anthropic.AuthenticationError):

@@ -223,7 +223,15 @@ def create_app(
         srv.tenant(request)
         return {
             "object": "list",
-            "data": [{"id": srv.model_name, "object": "model", "created": 0, "owned_by": "prefixlint"}],
+            "data": [
+                {
+                    "id": srv.model_name,
+                    "object": "model",
+                    "created": 0,
+                    "owned_by": "prefixlint",
+                    "max_model_len": srv.engine.config.max_model_len,  # as vLLM lists it
+                }
+            ],
         }
 
     def openai_stream(
