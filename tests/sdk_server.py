@@ -224,7 +224,7 @@ class ProviderServer:
                         {
                             "index": 0,
                             "finish_reason": "stop",
-                            "message": {"role": "assistant", "content": "ok"},
+                            "message": {"role": "assistant", "content": _answer(body)},
                         }
                     ],
                     "usage": usage,
@@ -397,3 +397,9 @@ if __name__ == "__main__":  # run in its own process: prints the URL, serves unt
     print(srv.url, flush=True)
     sys.stdin.read()
     srv.stop()
+
+
+def _answer(body: dict) -> str:
+    """``ok``, or a JSON object when the request asks for structured output (``.parse``)."""
+    fmt = body.get("response_format") or {}
+    return '{"answer": "ok"}' if fmt.get("type") == "json_schema" else "ok"

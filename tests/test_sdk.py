@@ -453,3 +453,37 @@ def test_background_accounting_gives_the_same_reports(server: ProviderServer) ->
     assert sdk.flush(client)
     assert [r.verdict for r in reports] == [Verdict.EXPECTED_MISS, Verdict.HIT, Verdict.HIT]
     assert sdk.stats(client).requests == 3
+
+
+def test_structured_output_parse_is_wrapped_sync_and_async(server: ProviderServer) -> None:
+    from pydantic import BaseModel
+
+    class Answer(BaseModel):
+        answer: str
+
+    reports: list[CacheReport] = []
+    client = _client(server, reports, tenant="acme")
+    first = client.chat.completions.parse(model="gpt-4o", messages=_msgs("one"), response_format=Answer)
+    second = client.chat.completions.parse(model="gpt-4o", messages=_msgs("two"), response_format=Answer)
+    assert first.choices[0].message.parsed == Answer(answer="ok") == second.choices[0].message.parsed
+    assert [r.verdict for r in reports] == [Verdict.EXPECTED_MISS, Verdict.HIT]
+    sent = server.requests[-1]
+    assert sent["response_format"]["type"] == "json_schema" and sent["prompt_cache_key"]
+
+    async def run() -> None:
+        async_reports: list[CacheReport] = []
+        aclient = sdk.wrap(
+            openai.AsyncOpenAI(base_url=server.url + "/v1", api_key="k1", max_retries=0),
+            tenant="acme",
+            on_report=async_reports.append,
+        )
+        system = "Async rules. " + SYSTEM
+        for user in ("three", "four"):
+            got = await aclient.chat.completions.parse(
+                model="gpt-4o", messages=_msgs(user, system), response_format=Answer
+            )
+            assert got.choices[0].message.parsed == Answer(answer="ok")
+        assert [r.verdict for r in async_reports] == [Verdict.EXPECTED_MISS, Verdict.HIT]
+        await aclient.close()
+
+    asyncio.run(run())

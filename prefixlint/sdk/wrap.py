@@ -60,7 +60,11 @@ _CALL_KW = ("prefixlint_tenant", "prefixlint_volatile", "prefixlint_template", "
 _RAW_HEADER = "X-Stainless-Raw-Response"
 _HELPERS = ("with_raw_response", "with_streaming_response")
 # (resource path, method, api)
-_OPENAI_TARGETS = (("chat.completions", "create", "chat"), ("responses", "create", "responses"))
+_OPENAI_TARGETS = (
+    ("chat.completions", "create", "chat"),
+    ("chat.completions", "parse", "chat"),  # structured output: the same request, parsed reply
+    ("responses", "create", "responses"),
+)
 _ANTHROPIC_TARGETS = (("messages", "create", "messages"), ("messages", "stream", "messages.stream"))
 _SKIP_DIRS: tuple[str, ...] = ()
 _TTL = attrgetter("ttl")
@@ -647,7 +651,7 @@ def wrap(client: C, options: SdkOptions | None = None, **kwargs: Any) -> C:
         if orig is None:
             continue
         is_async = inspect.iscoroutinefunction(orig) or type(resource).__name__.startswith("Async")
-        if is_async and method == "create":
+        if is_async and method in ("create", "parse"):
             wrapper = _async_wrapper(state, api, orig)
         else:
             wrapper = _sync_wrapper(state, api, orig)
