@@ -137,3 +137,23 @@ def test_generated_programs_positions_match(program: str) -> None:
     except Exception:
         return
     _check(program)
+
+
+def test_walk_falls_back_to_every_field_when_type_hints_cannot_be_read(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """A node type whose annotations do not resolve is still walked (all its fields are visited)."""
+    import typing
+
+    from prefixlint.analysis.python import collect
+
+    source = SOURCES["calls, params and lambdas"]
+    expected = parse_module("m.py", source)
+    monkeypatch.setattr(collect, "_CHILD_FIELDS", {})
+
+    def broken(kind: type) -> dict:
+        raise NameError("unresolvable annotation")
+
+    monkeypatch.setattr(typing, "get_type_hints", broken)
+    got = parse_module("m.py", source)
+    assert got.name_uses == expected.name_uses
+    assert [type(c.node).__name__ for c in got.calls] == [type(c.node).__name__ for c in expected.calls]
+    assert set(got.functions) == set(expected.functions) and got.imports == expected.imports

@@ -412,10 +412,14 @@ _CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
 
 def _child_fields(kind: type) -> tuple[str, ...]:
     """The fields of ``kind`` that can hold meaningful nodes, in reversed source order."""
-    hints = typing.get_type_hints(kind)
+    try:
+        hints = typing.get_type_hints(kind)
+    except Exception:  # a node type of a newer libcst with hints this Python cannot resolve
+        hints = {}
     names = []
     for f in dataclasses.fields(kind):
-        if any(issubclass(c, cst.CSTNode) and not issubclass(c, _SKIPPED) for c in _classes(hints[f.name])):
+        classes = _classes(hints[f.name]) if f.name in hints else [cst.CSTNode]  # unknown: walk it
+        if any(issubclass(c, cst.CSTNode) and not issubclass(c, _SKIPPED) for c in classes):
             names.append(f.name)
     first = [n for n in _SOURCE_ORDER.get(kind, ()) if n in names]
     ordered = first + [n for n in names if n not in first]
