@@ -487,3 +487,37 @@ def test_structured_output_parse_is_wrapped_sync_and_async(server: ProviderServe
         await aclient.close()
 
     asyncio.run(run())
+
+
+def test_chat_stream_helper_is_accounted_through_create(server: ProviderServer) -> None:
+    """``chat.completions.stream()`` sends its request through the instance's ``create``, which the
+    wrapper patched: one report per request, sync and async."""
+    reports: list[CacheReport] = []
+    client = _client(server, reports, tenant="acme", include_usage=True)
+    texts = []
+    for user in ("one", "two"):
+        with client.chat.completions.stream(model="gpt-4o", messages=_msgs(user)) as stream:
+            for _ in stream:
+                pass
+            texts.append(stream.get_final_completion().choices[0].message.content)
+    assert texts[0] and texts[0] == texts[1]
+    assert [r.verdict for r in reports] == [Verdict.EXPECTED_MISS, Verdict.HIT]
+    assert server.requests[-1]["stream"] and server.requests[-1]["stream_options"] == {"include_usage": True}
+
+    async def run() -> None:
+        async_reports: list[CacheReport] = []
+        aclient = sdk.wrap(
+            openai.AsyncOpenAI(base_url=server.url + "/v1", api_key="k1", max_retries=0),
+            tenant="acme",
+            include_usage=True,
+            on_report=async_reports.append,
+        )
+        system = "Async stream rules. " + SYSTEM
+        for user in ("three", "four"):
+            async with aclient.chat.completions.stream(model="gpt-4o", messages=_msgs(user, system)) as s:
+                async for _ in s:
+                    pass
+        assert [r.verdict for r in async_reports] == [Verdict.EXPECTED_MISS, Verdict.HIT]
+        await aclient.close()
+
+    asyncio.run(run())
