@@ -36,6 +36,11 @@ SOURCES = {
     ),
     "windows newlines": "a = 1\r\nif a:\r\n    b = f'{a}'\r\nelse:\r\n    b = ''\r\n",
     "no trailing newline": "x = [1,\n  2]",
+    # libcst's codegen drops the space before this colon: positions after it must not shift
+    "lossy codegen": (
+        "try:\n    pass\nexcept (OSError, ValueError) :\n    x = 1\n"
+        "try:\n    pass\nexcept (OSError, ValueError) :\n    x = 1\ny = f'{x}' + g(x)\n"
+    ),
 }
 
 
@@ -100,6 +105,15 @@ def test_each_node_placed_alone_matches_position_provider(name: str) -> None:
         loc = info.loc(node)
         assert loc is not None
         assert (loc.line, loc.col, loc.end_line, loc.end_col) == expected[key], type(node).__name__
+
+
+def test_lossy_codegen_is_realigned_with_the_source() -> None:
+    text = SOURCES["lossy codegen"]
+    info = parse_module("m.py", text)
+    assert info.module.code != text  # the libcst behaviour this guards against
+    last = info.assign_targets["y"]
+    loc = info.loc(last)
+    assert loc is not None and (loc.line, loc.col) == (9, 0)
 
 
 def test_order_follows_source_except_a_def_before_its_decorators() -> None:

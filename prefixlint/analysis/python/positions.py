@@ -227,6 +227,40 @@ class LazyPositions:
         return out
 
     def _full_pass(self) -> None:
-        state = PositionState(self.module)
+        state = PositionState(self.module, keep_text=True)
         self.module._codegen(state)  # type: ignore[arg-type]
+        code, state.parts = state.text, None
+        if code != self.text:
+            # libcst's codegen can lose whitespace (``except (A, B) :`` comes back as ``...):``);
+            # offsets after such a place are moved to where the source has them
+            shift = _alignment(code, self.text)
+            if shift is not None:
+                # a start moves to its first character; an end stays just after its last one
+                def moved(span: tuple[int, int]) -> tuple[int, int]:
+                    a, b = span
+                    return shift[a], (shift[b - 1] + 1 if b > a else shift[a])
+
+                state.extent = {k: moved(v) for k, v in state.extent.items()}
+                state.syntactic = {k: moved(v) for k, v in state.syntactic.items()}
         self.placed.insert(0, (state, 0))
+
+
+def _alignment(code: str, source: str) -> list[int] | None:
+    """Offsets in ``source`` of each offset of ``code``, for texts that differ only in whitespace
+    (None when they differ otherwise)."""
+    out: list[int] = []
+    i = j = 0
+    while i < len(code):
+        if j < len(source) and code[i] == source[j]:
+            out.append(j)
+            i += 1
+            j += 1
+        elif j < len(source) and source[j] in " \t\f":
+            j += 1  # whitespace the codegen left out
+        elif code[i] in " \t\f":
+            out.append(j)  # whitespace the codegen added
+            i += 1
+        else:
+            return None
+    out.append(j)
+    return out
