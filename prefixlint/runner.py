@@ -527,13 +527,16 @@ def fewer_gc_passes() -> Iterator[None]:
     thresholds are only raised and are restored afterwards.
     """
     old = gc.get_threshold()
-    gc.freeze()
+    freeze = gc.get_freeze_count() == 0  # leave a caller's own frozen objects as they are
+    if freeze:
+        gc.freeze()
     gc.set_threshold(max(old[0], _GC_GEN0), old[1], max(old[2], _GC_GEN2))
     try:
         yield
     finally:
         gc.set_threshold(*old)
-        gc.unfreeze()
+        if freeze:
+            gc.unfreeze()
 
 
 _GC_GEN0 = 100_000

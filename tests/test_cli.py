@@ -307,3 +307,22 @@ def test_prefilter_includes_configured_sinks() -> None:
     settings = Settings(sinks=[{"call": "myllm.ask_model", "prompt": "question"}])
     assert may_build_prompts(b"answer = ask_model(question=q)\n", settings)
     assert not may_build_prompts(b"answer = ask_model(question=q)\n", Settings())
+
+
+def test_gc_settings_are_restored_after_a_run(tmp_path: Path) -> None:
+    import gc
+
+    from prefixlint.runner import fewer_gc_passes
+
+    before = gc.get_threshold()
+    with fewer_gc_passes():
+        assert gc.get_threshold()[0] >= 100_000 and gc.get_freeze_count() > 0
+    assert gc.get_threshold() == before and gc.get_freeze_count() == 0
+    gc.freeze()  # a caller that froze its own objects keeps them frozen
+    try:
+        frozen = gc.get_freeze_count()
+        with fewer_gc_passes():
+            pass
+        assert gc.get_freeze_count() == frozen
+    finally:
+        gc.unfreeze()
