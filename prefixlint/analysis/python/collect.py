@@ -337,12 +337,15 @@ def _walk(module: cst.Module, collector: _Collector, info: ModuleInfo) -> None:
             value = getattr(node, name)
             if type(value) is tuple:
                 for child in reversed(value):
-                    if is_node.get(type(child)) or _is_node(child):
+                    known = is_node.get(type(child))
+                    if known or (known is None and _is_node(child)):
                         parents[id(child)] = node
                         push(child)
-            elif is_node.get(type(value)) or _is_node(value):
-                parents[id(value)] = node
-                push(value)
+            else:
+                known = is_node.get(type(value))
+                if known or (known is None and _is_node(value)):
+                    parents[id(value)] = node
+                    push(value)
 
 
 # type -> whether its instances are libcst nodes (``isinstance`` against the ABC is slow)
@@ -350,10 +353,9 @@ _IS_NODE: dict[type, bool] = {}
 
 
 def _is_node(value: object) -> bool:
-    kind = type(value)
-    if kind not in _IS_NODE:
-        _IS_NODE[kind] = isinstance(value, cst.CSTNode)
-    return _IS_NODE[kind]
+    """Whether ``value`` is a node, remembered for its type (asked once per type)."""
+    _IS_NODE[type(value)] = got = isinstance(value, cst.CSTNode)
+    return got
 
 
 @cache
