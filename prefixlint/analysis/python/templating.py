@@ -11,7 +11,6 @@ from __future__ import annotations
 import textwrap
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import libcst as cst
 
@@ -23,9 +22,6 @@ from prefixlint.analysis.python.sources import dotted_name, is_static, join_text
 from prefixlint.analysis.result import AnalysisError
 from prefixlint.edits import Fix
 from prefixlint.layout import Section, Segment, SourceLocation, Timing, evolve
-
-if TYPE_CHECKING:
-    pass
 
 
 @dataclass
