@@ -142,6 +142,27 @@ class BenchRun(_Model):
     metrics: MetricsCheck | None = None
     warnings: list[str] = Field(default_factory=list)
 
+    @classmethod
+    def against(
+        cls,
+        kind: Literal["ttft", "retention"],
+        client: Any,
+        *,
+        label: str | None,
+        settings: dict[str, Any],
+        tokenizer: str,
+    ) -> BenchRun:
+        """A run of ``kind`` against the server and model a ``BenchClient`` talks to."""
+        return cls(
+            kind=kind,
+            label=label,
+            base_url=client.base_url,
+            model=client.model,
+            endpoint=client.endpoint,
+            settings=settings,
+            tokenizer=tokenizer,
+        )
+
     def to_json(self, *, samples: bool = True) -> str:
         """Pretty JSON; ``samples=False`` drops the per-request lists."""
         data = self.model_dump(mode="json")

@@ -91,14 +91,8 @@ def run_retention(
         "listed_max_model_len": listed,
         "advertised_source": "option" if cfg.advertised_tokens is not None else "/v1/models",
     }
-    run = BenchRun(
-        kind="retention",
-        label=cfg.label,
-        base_url=client.base_url,
-        model=client.model,
-        endpoint=client.endpoint,
-        settings=settings,
-        tokenizer=factory.tokenizer.label,
+    run = BenchRun.against(
+        "retention", client, label=cfg.label, settings=settings, tokenizer=factory.tokenizer.label
     )
     if listed is not None and cfg.context_tokens > listed:
         run.warnings.append(

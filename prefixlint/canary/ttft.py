@@ -146,14 +146,8 @@ def run_ttft(
         cache_salt=bool(client.cache_salt),
         extra_body_keys=sorted(client.extra_body),
     )
-    run = BenchRun(
-        kind="ttft",
-        label=cfg.label,
-        base_url=client.base_url,
-        model=client.model,
-        endpoint=client.endpoint,
-        settings=settings,
-        tokenizer=factory.tokenizer.label,
+    run = BenchRun.against(
+        "ttft", client, label=cfg.label, settings=settings, tokenizer=factory.tokenizer.label
     )
     if not factory.exact:
         run.warnings.append("no exact cl100k tokenizer offline; prompt lengths are estimates")
