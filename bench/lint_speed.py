@@ -245,8 +245,9 @@ def bare_parse_process(files: list[Path]) -> float:
 def lint_in_process(
     root: Path, jobs: int, cache_dir: Path, use_cache: bool = True
 ) -> tuple[float, int, object]:
-    import prefixlint.checker as checker
-    from prefixlint.runner import RunOptions, SettingsResolver, lint_paths
+    import prefixlint.lint.checker as checker
+    from prefixlint.lint.config import SettingsResolver
+    from prefixlint.lint.runner import RunOptions, lint_paths
 
     checker._PROJECTS.clear()  # a cold run builds its project index again
     options = RunOptions(jobs=jobs, use_cache=use_cache, cache_dir=cache_dir)
@@ -284,8 +285,8 @@ def lint_subprocess(root: Path, cache_dir: Path, jobs: int | None = None) -> tup
 
 
 def prefilter_passes(files: list[Path]) -> int:
-    from prefixlint.config import Settings
-    from prefixlint.runner import may_build_prompts
+    from prefixlint.lint.prefilter import may_build_prompts
+    from prefixlint.model.settings import Settings
 
     settings = Settings()
     return sum(may_build_prompts(p.read_bytes(), settings) for p in files)

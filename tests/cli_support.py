@@ -44,10 +44,10 @@ needs_analyzer = pytest.mark.skipif(
 
 
 def use_analyzers(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Make ``prefixlint.checker.analyze`` work for any file, with a no-layout stand-in if needed."""
+    """Make ``prefixlint.lint.checker.analyze`` work for any file, with a no-layout stand-in if needed."""
     if has_python_analyzer():
         return
-    import prefixlint.checker as checker
+    import prefixlint.lint.checker as checker
 
     monkeypatch.setattr(checker, "analyze", lambda path, text, kind, settings: FileAnalysis(path=path))
 

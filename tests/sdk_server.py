@@ -29,7 +29,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, StreamingResponse
 from starlette.routing import Route
 
-from prefixlint.serving import BackgroundServer
+from prefixlint.live.serving import BackgroundServer
 
 BLOCK = 16
 
@@ -59,7 +59,7 @@ class ProviderServer:
     def _encode(self, text: str) -> list[int]:
         if self.tokenizer == "chars":
             return [hash(text[i : i + 4]) & 0xFFFF for i in range(0, len(text), 4)]
-        from prefixlint.tokens import get_tokenizer
+        from prefixlint.model.tokens import get_tokenizer
 
         return get_tokenizer("cl100k_base").encode(text)
 

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from prefixlint.analysis.payloads import PieceCache, pieces_from_request
-from prefixlint.cachemodel import CacheModel, pieces_from_ids, pieces_from_layout
-from prefixlint.layout import Layout, Section, Segment
-from prefixlint.tokens import tokenizer_for
+from prefixlint.model.layout import Layout, Section, Segment
+from prefixlint.model.prefix_cache import CacheModel, pieces_from_ids, pieces_from_layout
+from prefixlint.model.tokens import tokenizer_for
 
 WORDS = " ".join(f"w{i}" for i in range(3000))
 

@@ -1,6 +1,6 @@
 """The TTFT bench, metrics check and retention mode against a local server over real HTTP.
 
-The fake server (``prefixlint.canary.fake_server``) keeps a real prefix cache and sleeps in
+The fake server (``prefixlint.live.fake_server``) keeps a real prefix cache and sleeps in
 proportion to uncached tokens, and can be told to lie. Latencies are a few to ~100 ms so that the
 hit/miss gap stays far above scheduling noise on a busy machine.
 """
@@ -12,12 +12,12 @@ import json
 
 import pytest
 
-from prefixlint.canary.calibrate import percentile
-from prefixlint.canary.client import BenchClient, BenchClientError
-from prefixlint.canary.fake_server import FakeServerConfig, fake_server
-from prefixlint.canary.retention import RetentionConfig, run_retention
-from prefixlint.canary.ttft import TTFTConfig, run_ttft
-from prefixlint.serving import serve_in_thread
+from prefixlint.live.calibrate import percentile
+from prefixlint.live.client import BenchClient, BenchClientError
+from prefixlint.live.fake_server import FakeServerConfig, fake_server
+from prefixlint.live.retention import RetentionConfig, run_retention
+from prefixlint.live.serving import serve_in_thread
+from prefixlint.live.ttft import TTFTConfig, run_ttft
 
 pytest.importorskip("uvicorn")
 pytest.importorskip("starlette")

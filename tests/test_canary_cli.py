@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from prefixlint.canary.cli import app
-from prefixlint.canary.fake_server import FakeServerConfig, fake_server
-from prefixlint.canary.results import SCHEMA_VERSION, BenchRun, SchemaError, json_schema, load_run
+from prefixlint.commands.bench import app
+from prefixlint.live.fake_server import FakeServerConfig, fake_server
+from prefixlint.live.results import SCHEMA_VERSION, BenchRun, SchemaError, json_schema, load_run
 
 pytest.importorskip("uvicorn")
 
@@ -146,7 +146,7 @@ def test_usage_errors(tmp_path: Path) -> None:
 
 def test_cli_module_imports_only_light_dependencies() -> None:
     heavy = "('torch', 'matplotlib', 'httpx', 'scipy', 'numpy')"
-    code = f"import sys, prefixlint.canary.cli; print(sorted(m for m in {heavy} if m in sys.modules))"
+    code = f"import sys, prefixlint.commands.bench; print(sorted(m for m in {heavy} if m in sys.modules))"
     out = subprocess.run(
         [sys.executable, "-c", code],
         capture_output=True,

@@ -13,10 +13,10 @@ pytestmark = [pytest.mark.engine, pytest.mark.slow]
 torch = pytest.importorskip("torch")
 pytest.importorskip("uvicorn")
 
-from prefixlint.canary.client import BenchClient  # noqa: E402
-from prefixlint.canary.retention import RetentionConfig, run_retention  # noqa: E402
-from prefixlint.canary.ttft import TTFTConfig, run_ttft  # noqa: E402
-from prefixlint.serving import serve_in_thread  # noqa: E402
+from prefixlint.live.client import BenchClient  # noqa: E402
+from prefixlint.live.retention import RetentionConfig, run_retention  # noqa: E402
+from prefixlint.live.serving import serve_in_thread  # noqa: E402
+from prefixlint.live.ttft import TTFTConfig, run_ttft  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -6,11 +6,11 @@ import random
 
 import pytest
 
-from prefixlint.canary.calibrate import calibrate, ks_split, ks_test, percentile
-from prefixlint.canary.client import cached_tokens_from_usage
-from prefixlint.canary.prompts import PromptFactory, SharedPrefix, split_lengths
-from prefixlint.canary.results import Sample
-from prefixlint.tokens import get_tokenizer
+from prefixlint.live.calibrate import calibrate, ks_split, ks_test, percentile
+from prefixlint.live.client import cached_tokens_from_usage
+from prefixlint.live.prompts import PromptFactory, SharedPrefix, split_lengths
+from prefixlint.live.results import Sample
+from prefixlint.model.tokens import get_tokenizer
 
 
 def test_percentile_matches_numpy_linear() -> None:

@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 from cli_support import invoke, run_cli, use_analyzers
 
-import prefixlint.checker as checker
+import prefixlint.lint.checker as checker
 from prefixlint.analysis.result import AnalysisError, FileAnalysis
-from prefixlint.layout import SourceLocation
+from prefixlint.model.layout import SourceLocation
 
 NON_UTF8 = b"x = '\xff'\n"
 
@@ -294,15 +294,15 @@ def test_entry_point_version_and_help(tmp_path: Path) -> None:
     ],
 )
 def test_prefilter(source: bytes, expected: bool) -> None:
-    from prefixlint.config import Settings
-    from prefixlint.runner import may_build_prompts
+    from prefixlint.lint.prefilter import may_build_prompts
+    from prefixlint.model.settings import Settings
 
     assert may_build_prompts(source, Settings()) is expected
 
 
 def test_prefilter_includes_configured_sinks() -> None:
-    from prefixlint.config import Settings
-    from prefixlint.runner import may_build_prompts
+    from prefixlint.lint.prefilter import may_build_prompts
+    from prefixlint.model.settings import Settings
 
     settings = Settings(sinks=[{"call": "myllm.ask_model", "prompt": "question"}])
     assert may_build_prompts(b"answer = ask_model(question=q)\n", settings)
@@ -312,7 +312,7 @@ def test_prefilter_includes_configured_sinks() -> None:
 def test_gc_settings_are_restored_after_a_run(tmp_path: Path) -> None:
     import gc
 
-    from prefixlint.runner import fewer_gc_passes
+    from prefixlint.lint.pool import fewer_gc_passes
 
     before = gc.get_threshold()
     with fewer_gc_passes():

@@ -59,7 +59,7 @@ def test_lean_coercion_gives_typer_results_and_errors(command: str, tmp_path: Pa
     from typer._click import Context
     from typer._coercion import build_runtime_param
 
-    from prefixlint.cli import _LeanRuntimeParam
+    from prefixlint.commands.lean import _LeanRuntimeParam
 
     (tmp_path / "x.toml").write_text("")
     cmd = _root().commands[command]
@@ -112,7 +112,8 @@ def test_check_imports_neither_pydantic_nor_the_sub_apps(tmp_path: Path) -> None
         "from prefixlint.cli import main\n"
         "sys.argv = ['prefixlint', 'check', '--statistics', '-j', '1', '--output-format', 'json', '.']\n"
         "try:\n    main()\nexcept SystemExit as exc:\n    code = exc.code\n"
-        "names = ('pydantic', 'prefixlint.engine.cli', 'prefixlint.canary.cli', 'prefixlint.config_schema')\n"
+        "names = ('pydantic', 'prefixlint.commands.engine', 'prefixlint.commands.bench',"
+        " 'prefixlint.model.settings_schema')\n"
         "print(code, sorted(n for n in names if n in sys.modules), file=sys.stderr)\n"
     )
     for _ in range(2):  # cold, then warm
@@ -165,10 +166,10 @@ def test_mounted_sub_apps_in_help_typos_and_runs(tmp_path: Path) -> None:
 
 
 def test_cached_findings_read_back_equal() -> None:
-    from prefixlint.cache import finding_from_dict, finding_to_dict
-    from prefixlint.diagnostics import Finding, Impact, Severity
-    from prefixlint.edits import Applicability, Edit, Fix
-    from prefixlint.layout import SourceLocation
+    from prefixlint.lint.result_cache import finding_from_dict, finding_to_dict
+    from prefixlint.model.edits import Applicability, Edit, Fix
+    from prefixlint.model.findings import Finding, Impact, Severity
+    from prefixlint.model.layout import SourceLocation
 
     here = SourceLocation("/p/a.py", 3, 4, 3, 9)
     findings = [
@@ -195,7 +196,9 @@ def test_cached_findings_read_back_equal() -> None:
 
 
 def test_warm_results_equal_cold_results(tmp_path: Path) -> None:
-    from prefixlint.runner import RunOptions, SettingsResolver, _skipped_data, check_targets, discover
+    from prefixlint.lint.config import SettingsResolver
+    from prefixlint.lint.discover import discover
+    from prefixlint.lint.runner import RunOptions, _skipped_data, check_targets
 
     assert _skipped_data() is not None  # the shortcut for pre-filtered files is in use
     (tmp_path / "plain.py").write_text("x = 1\n")
@@ -233,7 +236,7 @@ def test_warm_results_equal_cold_results(tmp_path: Path) -> None:
     ],
 )
 def test_sinks_and_dynamic_sources_skip_pydantic_with_the_same_result(table: dict[str, Any]) -> None:
-    from prefixlint.config import _fast_values, _schema_values
+    from prefixlint.model.settings import _fast_values, _schema_values
 
     fast = _fast_values(table)
     assert fast is not None and fast == _schema_values(table)
@@ -254,7 +257,7 @@ def test_sinks_and_dynamic_sources_skip_pydantic_with_the_same_result(table: dic
 def test_bad_sinks_and_dynamic_sources_still_get_pydantic_errors(table: dict[str, Any]) -> None:
     from pydantic import ValidationError
 
-    from prefixlint.config import Settings, _fast_values
+    from prefixlint.model.settings import Settings, _fast_values
 
     assert _fast_values(table) is None
     with pytest.raises(ValidationError):

@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 from cli_support import invoke, use_analyzers
 
-from prefixlint.checker import path_ignores
-from prefixlint.config import ConfigError, Settings, settings_for
-from prefixlint.runner import SettingsResolver, apply_overrides
+from prefixlint.lint.checker import path_ignores
+from prefixlint.lint.config import ConfigError, SettingsResolver, apply_overrides, settings_for
+from prefixlint.model.settings import Settings
 
 NON_UTF8 = b"x = '\xff'\n"
 

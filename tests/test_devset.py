@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from prefixlint.checker import check_source, file_kind
-from prefixlint.config import settings_for
+from prefixlint.lint.checker import check_source, file_kind
+from prefixlint.lint.config import settings_for
 
 DEVSET = Path(__file__).resolve().parents[2] / "shared/eval/linter-devset"
 LABELS = json.loads((DEVSET / "labels.json").read_text()) if (DEVSET / "labels.json").is_file() else {}

@@ -18,15 +18,15 @@ httpx = pytest.importorskip("httpx")
 
 from typer.testing import CliRunner  # noqa: E402
 
+from prefixlint.commands.engine import app, parse_api_keys  # noqa: E402
 from prefixlint.engine import PRESETS  # noqa: E402
-from prefixlint.engine.cli import app, parse_api_keys  # noqa: E402
 
 pytestmark = pytest.mark.engine
 ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_importing_the_cli_does_not_import_torch() -> None:
-    code = "import sys, prefixlint.engine.cli, prefixlint.engine; print('torch' in sys.modules)"
+    code = "import sys, prefixlint.commands.engine, prefixlint.engine; print('torch' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)
     assert out.stdout.strip() == "False"
 
@@ -60,7 +60,7 @@ def test_serve_runs_a_real_server() -> None:
     cmd = [
         sys.executable,
         "-c",
-        "from prefixlint.engine.cli import app; app()",
+        "from prefixlint.commands.engine import app; app()",
         "serve",
         "--preset",
         "tiny",

@@ -19,7 +19,7 @@ httpx = pytest.importorskip("httpx")
 from prefixlint.engine import EngineConfig, LLMEngine  # noqa: E402
 from prefixlint.engine.integrity import reserve_unwritten_blocks  # noqa: E402
 from prefixlint.engine.server import create_app  # noqa: E402
-from prefixlint.serving import serve_in_thread  # noqa: E402
+from prefixlint.live.serving import serve_in_thread  # noqa: E402
 
 pytestmark = pytest.mark.engine
 KEYS = {"key-a": "alice", "key-b": "bob", "key-c": "carol", "key-d": "dave", "key-m": "mallory"}

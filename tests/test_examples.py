@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from prefixlint.checker import check_source
-from prefixlint.config import settings_for
+from prefixlint.lint.checker import check_source
+from prefixlint.lint.config import settings_for
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 ROW = re.compile(r"^\| `([^`]+\.py)`(?: \+ `[^`]+`)? \| ([^|]+) \|", re.M)

@@ -7,11 +7,11 @@ from pathlib import Path
 import pytest
 from cli_support import invoke, needs_analyzer, use_analyzers
 
-from prefixlint.config import Settings
-from prefixlint.diagnostics import Finding
-from prefixlint.edits import Applicability, Edit, Fix
-from prefixlint.fixer import fix_files, fix_text, is_fix_allowed
-from prefixlint.layout import SourceLocation
+from prefixlint.lint.fixer import fix_files, fix_text, is_fix_allowed
+from prefixlint.model.edits import Applicability, Edit, Fix
+from prefixlint.model.findings import Finding
+from prefixlint.model.layout import SourceLocation
+from prefixlint.model.settings import Settings
 
 SRC = 'import json\nPAYLOAD = json.dumps(data)\nSYSTEM = "static"\n'
 

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 from cli_support import invoke, use_analyzers
 
-from prefixlint.diagnostics import Finding, Impact, Severity
-from prefixlint.edits import Applicability, Edit, Fix
-from prefixlint.layout import SourceLocation
+from prefixlint.model.edits import Applicability, Edit, Fix
+from prefixlint.model.findings import Finding, Impact, Severity
+from prefixlint.model.layout import SourceLocation
 from prefixlint.report import ReportContext, render
 from prefixlint.report.text import describe_impact
 

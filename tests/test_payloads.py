@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from prefixlint.analysis.payloads import PieceCache, layout_from_request, pieces_from_request
 from prefixlint.analysis.payloads.markers import VolatileText
-from prefixlint.layout import Section
-from prefixlint.tokens import tokenizer_for
+from prefixlint.model.layout import Section
+from prefixlint.model.tokens import tokenizer_for
 
 TOOL = {"type": "function", "function": {"name": "lookup", "parameters": {"type": "object"}}}
 

@@ -77,7 +77,7 @@ def test_plugin_version_is_part_of_the_cache_key(tmp_path: Path) -> None:
     site = tmp_path / "site"
     probe = [
         "-c",
-        "from prefixlint.cache import code_fingerprint, third_party_plugins as t\n"
+        "from prefixlint.lint.result_cache import code_fingerprint, third_party_plugins as t\n"
         "print(t(), code_fingerprint())",
     ]
     _install(site, "1.0")

@@ -6,8 +6,8 @@ import textwrap
 from pathlib import Path
 
 from prefixlint.analysis.python import ProjectContext, analyze_python
-from prefixlint.config import Settings
-from prefixlint.layout import DynamicKind, Layout, Nondeterminism, Section, Timing
+from prefixlint.model.layout import DynamicKind, Layout, Nondeterminism, Section, Timing
+from prefixlint.model.settings import Settings
 
 RULES = "You are a careful payroll assistant. Answer briefly, cite the help centre, never guess numbers."
 

@@ -8,8 +8,8 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from prefixlint.analysis.python import ProjectContext, analyze_python
-from prefixlint.config import Settings
-from prefixlint.layout import count_layout_tokens
+from prefixlint.model.layout import count_layout_tokens
+from prefixlint.model.settings import Settings
 from prefixlint.rules.base import RuleContext, all_rules
 
 NAMES = st.sampled_from(

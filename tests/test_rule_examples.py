@@ -8,7 +8,7 @@ import libcst as cst
 import pytest
 
 from prefixlint.rules.base import Example, Rule, all_rules
-from prefixlint.testing_rules import apply_rule_fixes, check_example, write_example
+from prefixlint.testing.rules import apply_rule_fixes, check_example, write_example
 
 RULES = all_rules()
 

@@ -22,8 +22,8 @@ httpx = pytest.importorskip("httpx")
 import prefixlint.sdk as sdk  # noqa: E402
 from prefixlint.engine import EngineConfig, LLMEngine  # noqa: E402
 from prefixlint.engine.server import create_app  # noqa: E402
+from prefixlint.live.serving import serve_in_thread  # noqa: E402
 from prefixlint.sdk.report import CacheReport, Verdict  # noqa: E402
-from prefixlint.serving import serve_in_thread  # noqa: E402
 
 pytestmark = pytest.mark.engine
 SECRET = "q83vEjRWeJq83vEjRWeJq83vEjRWeJq83vEjRWeJq80="  # 32 bytes, base64 (a test value)

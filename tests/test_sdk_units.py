@@ -8,7 +8,7 @@ import pytest
 
 import prefixlint.sdk as sdk
 from prefixlint.analysis.payloads.markers import VolatileText
-from prefixlint.providers import get_provider
+from prefixlint.model.providers import get_provider
 from prefixlint.sdk import otel
 from prefixlint.sdk.options import SdkConfigError, options_from
 from prefixlint.sdk.report import CacheReport, Verdict

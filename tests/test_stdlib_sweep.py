@@ -19,8 +19,9 @@ from pathlib import Path
 import pytest
 from cli_support import has_python_analyzer
 
-from prefixlint.config import Settings
-from prefixlint.runner import RunOptions, Target, check_targets, finalize
+from prefixlint.lint.discover import Target
+from prefixlint.lint.runner import RunOptions, check_targets, finalize
+from prefixlint.model.settings import Settings
 
 pytestmark = pytest.mark.slow
 

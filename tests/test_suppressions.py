@@ -4,16 +4,16 @@ from __future__ import annotations
 
 import libcst
 
-from prefixlint.diagnostics import Finding
-from prefixlint.edits import apply_edits
-from prefixlint.layout import SourceLocation
-from prefixlint.suppressions import (
+from prefixlint.lint.suppressions import (
     add_ignores,
     apply_suppressions,
     parse_python,
     parse_template,
     unused_findings,
 )
+from prefixlint.model.edits import apply_edits
+from prefixlint.model.findings import Finding
+from prefixlint.model.layout import SourceLocation
 
 
 def finding(code: str, line: int, path: str = "a.py", col: int = 0) -> Finding:

@@ -10,8 +10,8 @@ from prefixlint.analysis.templates import (
     template_style_for,
     template_suppressions,
 )
-from prefixlint.config import Settings
-from prefixlint.layout import DynamicKind, Section, SourceLocation
+from prefixlint.model.layout import DynamicKind, Section, SourceLocation
+from prefixlint.model.settings import Settings
 
 PROMPTY = """---
 name: Support

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from prefixlint.analysis.templates import Binding, render_segments
-from prefixlint.layout import DynamicKind, SourceLocation, Timing
+from prefixlint.model.layout import DynamicKind, SourceLocation, Timing
 
 
 def jinja(text: str, **kw):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from prefixlint.analysis.templates import Binding, render_segments
-from prefixlint.layout import DynamicKind, Section, SourceLocation, Timing
+from prefixlint.model.layout import DynamicKind, Section, SourceLocation, Timing
 
 
 def render(text: str, style: str, **kw):

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from prefixlint import tokens
-from prefixlint.providers import get_provider
+from prefixlint.model import tokens
+from prefixlint.model.providers import get_provider
 
 
 @pytest.fixture

@@ -1,5 +1,6 @@
-"""Sources: turn code, templates and payloads into layouts.
+"""Sources: turn Python code, prompt templates and request payloads into layouts.
 
-Each sub-package reads one kind of input and produces :class:`prefixlint.layout.Layout` objects.
-Nothing here imports :mod:`prefixlint.rules` or a reporter.
+Takes source text (``python/``, ``templates/``) or a request body (``payloads/``) and the settings;
+gives :class:`prefixlint.model.layout.Layout` objects plus analysis errors. Imports only ``model`` and
+``plugins``; nothing here knows about rules or reporters.
 """

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
 
-from prefixlint.layout import DynamicKind
+from prefixlint.model.layout import DynamicKind
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -124,7 +124,7 @@ _WEAK_WORDS = {"name", "date", "time", "output", "input", "text", "message", "co
 @cache
 def builtin_catalog() -> Catalog:
     """The catalog shipped in ``data/catalog.toml``."""
-    raw = tomllib.loads(resources.files("prefixlint.data").joinpath("catalog.toml").read_text("utf-8"))
+    raw = tomllib.loads(resources.files("prefixlint.model.data").joinpath("catalog.toml").read_text("utf-8"))
     calls = {DynamicKind(k): list(v) for k, v in raw["calls"].items()}
     names = {DynamicKind(k): set(v) for k, v in raw["names"].items()}
     return Catalog(calls=calls, names=names, prompt_name_patterns=list(raw["prompt_names"]["patterns"]))

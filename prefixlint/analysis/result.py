@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from prefixlint.layout import Layout, SourceLocation
+from prefixlint.model.layout import Layout, SourceLocation
 
 
 @dataclass(frozen=True)

@@ -41,7 +41,7 @@ _LAZY = {
 
 
 def __getattr__(name: str) -> object:
-    """Import torch-dependent names on first use, so ``prefixlint.engine.cli`` stays light."""
+    """Import torch-dependent names on first use, so ``prefixlint.commands.engine`` stays light."""
     if name in _LAZY:
         import importlib
 

@@ -31,10 +31,10 @@ class EngineTokenizer:
 
 
 class TiktokenTokenizer(EngineTokenizer):
-    """cl100k_base through :func:`prefixlint.tokens.get_tokenizer`, so counts match the linter."""
+    """cl100k_base through :func:`prefixlint.model.tokens.get_tokenizer`, so counts match the linter."""
 
     def __init__(self) -> None:
-        from prefixlint.tokens import get_tokenizer
+        from prefixlint.model.tokens import get_tokenizer
 
         tok = get_tokenizer("cl100k_base")
         if not tok.exact:

@@ -1,39 +1,19 @@
 """Reporters: turn findings into text, JSON, SARIF, GitHub annotations, statistics and the rules table.
 
-Every reporter takes the findings of a run and returns a string; the CLI decides where it goes.
+Takes the findings of a run (and rule metadata for SARIF and the rules table); gives a string. The
+command decides where it goes.
 """
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 
-from prefixlint.diagnostics import Finding
+from prefixlint.model.findings import Finding
+from prefixlint.report.context import ReportContext, display_path
+
+__all__ = ["OUTPUT_FORMATS", "ReportContext", "display_path", "render"]
 
 OUTPUT_FORMATS = ("text", "concise", "json", "json-lines", "sarif", "github")
-
-
-@dataclass
-class ReportContext:
-    """What a reporter needs besides the findings."""
-
-    fixable: set[int] = field(default_factory=set)  # indexes of findings fixable in this run
-    hidden_unsafe: int = 0  # fixes that --unsafe-fixes would enable
-    fixed: int = 0  # findings fixed by --fix in this run
-    show_fixes: bool = False
-    applied: Sequence[Finding] = ()
-    color: bool = False
-    quiet: bool = False  # findings only, no summary
-
-
-def display_path(path: str) -> str:
-    """``path`` relative to the working directory when it is below it (ruff prints relative paths)."""
-    try:
-        rel = os.path.relpath(path)
-    except ValueError:
-        return path
-    return path if rel.startswith("..") else rel
 
 
 def render(fmt: str, findings: Sequence[Finding], ctx: ReportContext) -> str:

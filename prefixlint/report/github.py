@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from prefixlint.diagnostics import Finding, Severity
-from prefixlint.report import ReportContext, display_path
+from prefixlint.model.findings import Finding, Severity
+from prefixlint.report.context import ReportContext, display_path
 
 _LEVEL = {
     Severity.HIGH: "error",

@@ -6,8 +6,8 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from prefixlint.diagnostics import Finding
-from prefixlint.report import ReportContext, display_path
+from prefixlint.model.findings import Finding
+from prefixlint.report.context import ReportContext, display_path
 
 
 def _loc(line: int, col: int | None) -> dict[str, int]:

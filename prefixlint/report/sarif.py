@@ -8,9 +8,9 @@ from pathlib import Path
 from typing import Any
 
 from prefixlint import __version__
-from prefixlint.diagnostics import Finding, Severity
-from prefixlint.layout import SourceLocation
-from prefixlint.report import ReportContext, display_path
+from prefixlint.model.findings import Finding, Severity
+from prefixlint.model.layout import SourceLocation
+from prefixlint.report.context import ReportContext, display_path
 
 SCHEMA_URI = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
 INFO_URI = "https://github.com/prefixlint/prefixlint"

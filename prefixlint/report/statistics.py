@@ -6,8 +6,8 @@ import json
 from collections import Counter
 from collections.abc import Sequence
 
-from prefixlint.diagnostics import Finding
-from prefixlint.report import ReportContext
+from prefixlint.model.findings import Finding
+from prefixlint.report.context import ReportContext
 
 
 def statistics_rows(findings: Sequence[Finding], ctx: ReportContext) -> list[dict[str, object]]:

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from functools import lru_cache
 
-from prefixlint.diagnostics import Finding, Impact
-from prefixlint.report import ReportContext, display_path
+from prefixlint.model.findings import Finding, Impact
+from prefixlint.report.context import ReportContext, display_path
 
 
 def describe_impact(impact: Impact) -> str:

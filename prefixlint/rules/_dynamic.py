@@ -6,9 +6,9 @@ from collections.abc import Iterable
 from dataclasses import replace
 from typing import ClassVar
 
-from prefixlint.diagnostics import Finding
-from prefixlint.edits import Applicability, Fix
-from prefixlint.layout import DynamicKind, Layout, Segment, SourceLocation, Timing
+from prefixlint.model.edits import Applicability, Fix
+from prefixlint.model.findings import Finding
+from prefixlint.model.layout import DynamicKind, Layout, Segment, SourceLocation, Timing
 from prefixlint.rules.base import Rule, RuleContext
 from prefixlint.rules.impact import breaking_values, impact_at
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import ClassVar
 
-from prefixlint.diagnostics import Finding
-from prefixlint.layout import Layout, Nondeterminism
+from prefixlint.model.findings import Finding
+from prefixlint.model.layout import Layout, Nondeterminism
 from prefixlint.rules._dynamic import decorate, pick_fix
 from prefixlint.rules.base import Rule, RuleContext
 from prefixlint.rules.impact import impact_at

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from prefixlint.diagnostics import Finding, Severity
-from prefixlint.layout import Layout
+from prefixlint.model.findings import Finding, Severity
+from prefixlint.model.layout import Layout
 from prefixlint.rules.base import Example, Rule, RuleContext
 
 
@@ -27,7 +27,6 @@ class UnanalysableInput(Rule):
 
     code = "PFX001"
     name = "unanalysable-input"
-    message = "{reason}"
     default_severity = Severity.HIGH
     VALID: list[Example] = []
     INVALID: list[Example] = []
@@ -49,7 +48,6 @@ class TemplateIncludeError(Rule):
 
     code = "PFX002"
     name = "template-include-error"
-    message = "{reason}"
     default_severity = Severity.MEDIUM
     VALID: list[Example] = []
     INVALID: list[Example] = []

@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import replace
 
-from prefixlint.diagnostics import Finding, Severity
-from prefixlint.layout import DynamicKind, Layout
-from prefixlint.providers import get_provider
+from prefixlint.model.findings import Finding, Severity
+from prefixlint.model.layout import DynamicKind, Layout
+from prefixlint.model.providers import get_provider
 from prefixlint.rules._examples import bad
 from prefixlint.rules.base import Example, Rule, RuleContext
 from prefixlint.rules.impact import impact_at
@@ -58,7 +58,6 @@ class TooManyBreakpoints(Rule):
 
     code = "PFX501"
     name = "too-many-breakpoints"
-    message = "More cache_control breakpoints than the provider allows"
     default_severity = Severity.HIGH
     INVALID = [
         bad(_call([_block(f'"part {i}"', _EPH) for i in range(5)]), marker="part 4", provider="anthropic")
@@ -96,7 +95,6 @@ class LongTtlAfterShort(Rule):
 
     code = "PFX502"
     name = "ttl-order"
-    message = "1h cache_control breakpoint after a 5m one"
     default_severity = Severity.HIGH
     INVALID = [
         bad(
@@ -135,7 +133,6 @@ class BreakpointOnDynamic(Rule):
 
     code = "PFX503"
     name = "breakpoint-on-dynamic"
-    message = "cache_control on a block that holds dynamic content"
     INVALID = [
         bad(
             _call([_block('"rules"', None), _block('f"Today is {date.today()}"', _EPH)]).replace(

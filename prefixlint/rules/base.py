@@ -15,10 +15,11 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import ClassVar
 
-from prefixlint.config import Settings
-from prefixlint.diagnostics import Finding, Impact, Severity
-from prefixlint.edits import Applicability
-from prefixlint.layout import Layout, SourceLocation
+from prefixlint.model.edits import Applicability
+from prefixlint.model.findings import Finding, Impact, Severity
+from prefixlint.model.layout import Layout, SourceLocation
+from prefixlint.model.settings import Settings
+from prefixlint.rules.selection import is_selected
 
 CODE_RE = re.compile(r"^PFX\d{3}$")
 
@@ -61,7 +62,6 @@ class Rule:
 
     code: ClassVar[str]
     name: ClassVar[str]
-    message: ClassVar[str]
     fix_applicability: ClassVar[Applicability | None] = None
     default_severity: ClassVar[Severity] = Severity.MEDIUM
     VALID: ClassVar[list[Example]] = []
@@ -95,19 +95,12 @@ class Rule:
     # Helpers for subclasses -------------------------------------------------------------------
 
     def finding(
-        self,
-        location: SourceLocation,
-        impact: Impact | None,
-        ctx: RuleContext,
-        *,
-        message: str | None = None,
-        **fields: object,
+        self, location: SourceLocation, impact: Impact | None, ctx: RuleContext, message: str
     ) -> Finding:
         """A finding of this rule with severity derived from ``impact`` and the thresholds."""
-        text = message or self.message.format(**fields)
         return Finding(
             code=self.code,
-            message=text,
+            message=message,
             location=location,
             severity=severity_for(impact, ctx.settings, self.default_severity),
             impact=impact,
@@ -161,19 +154,7 @@ def get_rule(code: str) -> type[Rule] | None:
     return _REGISTRY.get(code.upper())
 
 
-def selector_matches(selector: str, code: str) -> bool:
-    """Ruff-style selection: ``ALL``, a full code, or any prefix of it."""
-    selector = selector.upper()
-    return selector == "ALL" or code.startswith(selector)
-
-
 def iter_selected(settings: Settings, path_ignores: Iterable[str] = ()) -> Iterator[type[Rule]]:
     """Rules enabled by select/extend-select minus ignore and per-file ignores."""
-    ignores = [*settings.ignore, *path_ignores]
-    selects = [*settings.select, *settings.extend_select]
-    for rule in all_rules():
-        if not any(selector_matches(s, rule.code) for s in selects):
-            continue
-        if any(selector_matches(i, rule.code) for i in ignores):
-            continue
-        yield rule
+    ignores = tuple(path_ignores)
+    return (rule for rule in all_rules() if is_selected(rule.code, settings, ignores))

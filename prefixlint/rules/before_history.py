@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import replace
 
-from prefixlint.diagnostics import Finding
-from prefixlint.edits import Applicability, Fix
-from prefixlint.layout import Layout, Timing
+from prefixlint.model.edits import Applicability, Fix
+from prefixlint.model.findings import Finding
+from prefixlint.model.layout import Layout, Timing
 from prefixlint.rules._dynamic import KIND_WORDS, decorate
 from prefixlint.rules._examples import HEADER, RULES, bad
 from prefixlint.rules.base import Example, Rule, RuleContext
@@ -44,7 +44,6 @@ class ValueBeforeHistory(Rule):
 
     code = "PFX301"
     name = "value-before-history"
-    message = "Per-request value ahead of the conversation history"
     fix_applicability = Applicability.DISPLAY_ONLY
     INVALID = [bad(_CHAT, marker="    system =")]
     VALID = [Example(_GOOD, note="the time travels in the last user message")]

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import replace
 
-from prefixlint.diagnostics import Finding, Severity
-from prefixlint.layout import DynamicKind, Layout
+from prefixlint.model.findings import Finding, Severity
+from prefixlint.model.layout import DynamicKind, Layout
 from prefixlint.rules._examples import HEADER
 from prefixlint.rules.base import Example, Rule, RuleContext
 
@@ -37,7 +37,6 @@ class PerRequestCacheKey(Rule):
 
     code = "PFX504"
     name = "per-request-cache-key"
-    message = "prompt_cache_key built from a per-request value"
     default_severity = Severity.HIGH
     INVALID = [Example(_CODE.format(key="str(uuid.uuid4())"), line=8)]
     VALID = [

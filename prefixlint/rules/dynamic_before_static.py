@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from prefixlint.layout import DynamicKind
+from prefixlint.model.layout import DynamicKind
 from prefixlint.rules._dynamic import DynamicBeforeStatic
 from prefixlint.rules._examples import bad, chat
 from prefixlint.rules.base import Example
@@ -21,7 +21,6 @@ class TimestampBeforeStatic(DynamicBeforeStatic):
 
     code = "PFX101"
     name = "timestamp-before-static"
-    message = "Timestamp computed per request ahead of static text"
     kind = DynamicKind.TIMESTAMP
     INVALID = [
         bad(
@@ -73,7 +72,6 @@ class IdentifierBeforeStatic(DynamicBeforeStatic):
 
     code = "PFX102"
     name = "identifier-before-static"
-    message = "Identifier computed per request ahead of static text"
     kind = DynamicKind.IDENTIFIER
     INVALID = [
         bad(chat('f"Request {uuid.uuid4()}.\\n" + RULES', imports="import uuid\n")),
@@ -98,7 +96,6 @@ class RandomBeforeStatic(DynamicBeforeStatic):
 
     code = "PFX103"
     name = "random-before-static"
-    message = "Random value ahead of static text"
     kind = DynamicKind.RANDOM
     INVALID = [
         bad(chat('random.choice(["Hi!", "Hello!"]) + "\\n" + RULES', imports="import random\n")),
@@ -118,7 +115,6 @@ class UserIdentityBeforeStatic(DynamicBeforeStatic):
 
     code = "PFX104"
     name = "user-identity-before-static"
-    message = "User identity ahead of static text"
     kind = DynamicKind.USER_IDENTITY
     INVALID = [
         bad(chat('f"You are helping {user.name}.\\n" + RULES', params="q, user")),
@@ -137,7 +133,6 @@ class RetrievedContextBeforeStatic(DynamicBeforeStatic):
 
     code = "PFX105"
     name = "retrieved-context-before-static"
-    message = "Retrieved context ahead of static text"
     kind = DynamicKind.RETRIEVED_CONTEXT
     INVALID = [
         bad(
@@ -169,7 +164,6 @@ class ToolOutputBeforeStatic(DynamicBeforeStatic):
 
     code = "PFX106"
     name = "tool-output-before-static"
-    message = "Tool output ahead of static text"
     kind = DynamicKind.TOOL_OUTPUT
     INVALID = [bad(chat('f"Observation: {observation}\\n" + RULES', params="q, observation"))]
     VALID = [Example(chat('RULES + f"\\nObservation: {observation}"', params="q, observation"))]
@@ -185,7 +179,6 @@ class MemoryBeforeStatic(DynamicBeforeStatic):
 
     code = "PFX107"
     name = "memory-before-static"
-    message = "Memory ahead of static text"
     kind = DynamicKind.MEMORY
     INVALID = [bad(chat('f"Known facts: {memory}\\n" + RULES', params="q, memory"))]
     VALID = [Example(chat('RULES + f"\\nKnown facts: {memory}"', params="q, memory"))]
@@ -201,7 +194,6 @@ class EnvironmentBeforeStatic(DynamicBeforeStatic):
 
     code = "PFX108"
     name = "environment-before-static"
-    message = "Environment value ahead of static text"
     kind = DynamicKind.ENVIRONMENT
     INVALID = [bad(chat('f"Host: {socket.gethostname()}\\n" + RULES', imports="import socket\n"))]
     VALID = [Example(chat('RULES + f"\\nHost: {socket.gethostname()}"', imports="import socket\n"))]
@@ -218,7 +210,6 @@ class UnknownBeforeStatic(DynamicBeforeStatic):
 
     code = "PFX109"
     name = "unknown-before-static"
-    message = "Interpolated parameter ahead of static text"
     kind = DynamicKind.UNKNOWN
     INVALID = [bad(chat('f"Mode: {extra}\\n" + RULES', params="q, extra"))]
     VALID = [

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from prefixlint.config import Settings
-from prefixlint.diagnostics import Impact
-from prefixlint.layout import DynamicKind, Layout, Segment
-from prefixlint.providers import get_provider
+from prefixlint.model.findings import Impact
+from prefixlint.model.layout import DynamicKind, Layout, Segment
+from prefixlint.model.providers import get_provider
+from prefixlint.model.settings import Settings
 
 _FILLER = " \t\r\n.,:;!?-*#()[]{}\"'`"
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from prefixlint.diagnostics import Severity
-from prefixlint.layout import Segment, Timing
+from prefixlint.model.findings import Severity
+from prefixlint.model.layout import Segment, Timing
 from prefixlint.rules._dynamic import DynamicBeforeStatic
 from prefixlint.rules._examples import HEADER, RULES, bad
 from prefixlint.rules.base import Example
@@ -47,7 +47,6 @@ class ImportTimeBeforeStatic(DynamicBeforeStatic):
 
     code = "PFX201"
     name = "process-value-before-static"
-    message = "Value computed once per process ahead of static text"
     default_severity = Severity.LOW
     timing = Timing.PROCESS
 

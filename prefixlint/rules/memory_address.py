@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from prefixlint.layout import Nondeterminism
+from prefixlint.model.layout import Nondeterminism
 from prefixlint.rules._examples import HEADER, bad
 from prefixlint.rules._nondeterminism import NondeterministicSerialization
 from prefixlint.rules.base import Example
@@ -31,7 +31,6 @@ class MemoryAddressRepr(NondeterministicSerialization):
 
     code = "PFX403"
     name = "memory-address-repr"
-    message = "A repr with a memory address feeds the prompt"
     what = Nondeterminism.MEMORY_ADDRESS
     detail = "A repr that includes a memory address (differs on every run)"
     INVALID = [bad(_CODE.format(extra=""))]

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from prefixlint.edits import Applicability
-from prefixlint.layout import Nondeterminism
+from prefixlint.model.edits import Applicability
+from prefixlint.model.layout import Nondeterminism
 from prefixlint.rules._examples import HEADER, bad
 from prefixlint.rules._nondeterminism import NondeterministicSerialization
 from prefixlint.rules.base import Example
@@ -39,7 +39,6 @@ class SetIteration(NondeterministicSerialization):
 
     code = "PFX402"
     name = "set-iteration"
-    message = "Iteration over a set feeds the prompt"
     fix_applicability = Applicability.SAFE
     what = Nondeterminism.SET_ITERATION
     fix_purpose = "sorted"

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from prefixlint.edits import Applicability
-from prefixlint.layout import Nondeterminism
+from prefixlint.model.edits import Applicability
+from prefixlint.model.layout import Nondeterminism
 from prefixlint.rules._examples import HEADER, bad
 from prefixlint.rules._nondeterminism import NondeterministicSerialization
 from prefixlint.rules.base import Example
@@ -31,7 +31,6 @@ class UnsortedJson(NondeterministicSerialization):
 
     code = "PFX401"
     name = "unsorted-json"
-    message = "json.dumps without sort_keys feeds the prompt"
     fix_applicability = Applicability.SAFE
     what = Nondeterminism.UNSORTED_JSON
     fix_purpose = "sort-keys"

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from prefixlint.diagnostics import Finding, Severity
-from prefixlint.edits import Applicability
-from prefixlint.layout import Layout
+from prefixlint.model.edits import Applicability
+from prefixlint.model.findings import Finding, Severity
+from prefixlint.model.layout import Layout
 from prefixlint.rules.base import Example, Rule, RuleContext
 
 
@@ -29,12 +29,11 @@ class UnusedSuppression(Rule):
 
     code = "PFX900"
     name = "unused-suppression"
-    message = "Unused suppression ({codes})"
     fix_applicability = Applicability.SAFE
     default_severity = Severity.INFO
     VALID: list[Example] = []
     INVALID: list[Example] = []
 
     def check(self, layout: Layout, ctx: RuleContext) -> Iterable[Finding]:
-        """Nothing per layout: see :func:`prefixlint.suppressions.unused_findings`."""
+        """Nothing per layout: see :func:`prefixlint.lint.suppressions.unused_findings`."""
         return ()

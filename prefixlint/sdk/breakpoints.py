@@ -12,9 +12,9 @@ import re
 from dataclasses import replace
 from typing import Any
 
-from prefixlint.analysis.payloads.pieces import Piece
-from prefixlint.layout import Section
-from prefixlint.providers import ModelCacheRules
+from prefixlint.model.layout import Section
+from prefixlint.model.pieces import Piece
+from prefixlint.model.providers import ModelCacheRules
 
 _STEP = re.compile(r"([a-z_]+)(?:\[(\d+)\])?")
 

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from prefixlint.providers import UnknownProviderError, get_provider
+from prefixlint.model.providers import UnknownProviderError, get_provider
 
 SALT_SECRET_ENV = "PREFIXLINT_CACHE_SALT_SECRET"
 _PLACEMENTS = ("last_user", "trailing_message")

@@ -9,10 +9,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from operator import attrgetter, is_
 
-from prefixlint.analysis.payloads.pieces import SKETCH_BLOCK, Piece, common_blocks
-from prefixlint.cachemodel import CacheModel, Prediction
-from prefixlint.layout import Section
-from prefixlint.providers import ProviderSpec
+from prefixlint.model.layout import Section
+from prefixlint.model.pieces import SKETCH_BLOCK, Piece, common_blocks
+from prefixlint.model.prefix_cache import CacheModel, Prediction
+from prefixlint.model.providers import ProviderSpec
 from prefixlint.sdk.report import Divergence
 
 # A cache domain: (provider, organisation/workspace id, model, key or salt).

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from prefixlint.providers import ProviderSpec
+from prefixlint.model.providers import ProviderSpec
 
 _MISSING = object()
 _SPLIT: dict[tuple[str, ...], tuple[tuple[str, ...], ...]] = {}  # dotted paths -> their parts

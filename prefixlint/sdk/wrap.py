@@ -29,9 +29,10 @@ from prefixlint.analysis.payloads.pieces import (
     head_pieces,
     pieces_from_request,
 )
-from prefixlint.cachemodel import Prediction
-from prefixlint.layout import Section
-from prefixlint.providers import ModelCacheRules, ProviderSpec, get_provider
+from prefixlint.model.layout import Section
+from prefixlint.model.prefix_cache import Prediction
+from prefixlint.model.providers import ModelCacheRules, ProviderSpec, get_provider
+from prefixlint.model.tokens import tokenizer_for
 from prefixlint.sdk import breakpoints as bp
 from prefixlint.sdk import otel
 from prefixlint.sdk.canonical import canonicalize
@@ -49,7 +50,6 @@ from prefixlint.sdk.tenancy import (
 from prefixlint.sdk.tracker import Domain, PrefixTracker
 from prefixlint.sdk.usage import normalize_usage
 from prefixlint.sdk.volatile import has_volatile, move_volatile
-from prefixlint.tokens import tokenizer_for
 
 log = logging.getLogger("prefixlint.sdk")
 C = TypeVar("C")

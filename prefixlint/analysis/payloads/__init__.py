@@ -1,4 +1,5 @@
-"""Payload analysis: a provider request body (a dict) to pieces and to a :class:`~prefixlint.layout.Layout`.
+"""Payload analysis: a provider request body (a dict) to pieces and to a
+:class:`~prefixlint.model.layout.Layout`.
 
 The order is the provider's prefix order: tools (and structured-output schemas), then
 system/instructions, then messages. Every piece carries its token count, a content hash and a chained
@@ -6,7 +7,8 @@ hash of everything before it; :class:`PieceCache` remembers them by content so a
 only tokenizes what is new.
 """
 
-from prefixlint.analysis.payloads.pieces import Piece, PieceCache, pieces_from_request
+from prefixlint.analysis.payloads.pieces import PieceCache, pieces_from_request
 from prefixlint.analysis.payloads.to_layout import layout_from_request
+from prefixlint.model.pieces import Piece
 
 __all__ = ["Piece", "PieceCache", "layout_from_request", "pieces_from_request"]

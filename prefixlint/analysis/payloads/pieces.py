@@ -12,40 +12,16 @@ from operator import is_
 from typing import Any
 
 from prefixlint.analysis.payloads.markers import VolatileText
-from prefixlint.layout import Section
-from prefixlint.tokens import Tokenizer
+from prefixlint.model.layout import Section
+from prefixlint.model.pieces import SKETCH_BLOCK, Piece
+from prefixlint.model.tokens import Tokenizer
 
 # Tokens a provider adds around each message (role markers); an estimate, calibrated later
 # against the prompt size the provider reports.
 MESSAGE_OVERHEAD = 4
-# Tokens per block of a piece's sketch (block hashes used to measure partial matches).
-SKETCH_BLOCK = 16
 _TEXT_TYPES = frozenset(("text", "input_text", "output_text"))
 # (path, section, role, text, stable, ttl, message_index)
 _Raw = tuple[str, Section, "str | None", str, bool, "str | None", "int | None"]
-
-
-@dataclass(slots=True)
-class Piece:
-    """One cacheable unit of a request: a tool, a system block, a message or a content block.
-
-    ``digest`` hashes the content, ``chain`` hashes the content and everything before it, ``end`` is
-    the token position where the piece ends. ``sketch`` holds one hash per full block of
-    :data:`SKETCH_BLOCK` tokens (no text). ``text`` is kept only when the caller asks for it.
-    """
-
-    path: str
-    section: Section
-    role: str | None
-    tokens: int
-    digest: bytes
-    chain: bytes = b""
-    end: int = 0
-    sketch: tuple[int, ...] = ()
-    stable: bool = True
-    ttl: str | None = None
-    message_index: int | None = None
-    text: str | None = None
 
 
 @dataclass(slots=True)
@@ -467,13 +443,3 @@ def head_pieces(body: dict[str, Any], api: str, cache: PieceCache) -> list[Piece
             break
         out.append(p)
     return out
-
-
-def common_blocks(a: Iterable[int], b: Iterable[int]) -> int:
-    """Number of leading sketch blocks two pieces share."""
-    n = 0
-    for x, y in zip(a, b, strict=False):
-        if x != y:
-            break
-        n += 1
-    return n

@@ -1,13 +1,13 @@
-"""Request dict -> :class:`~prefixlint.layout.Layout`."""
+"""Request dict -> :class:`~prefixlint.model.layout.Layout`."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from prefixlint.analysis.payloads.pieces import PieceCache, pieces_from_request
-from prefixlint.layout import CacheControl, DynamicKind, Layout, Segment, Timing
-from prefixlint.providers import guess_provider
-from prefixlint.tokens import tokenizer_for
+from prefixlint.model.layout import CacheControl, DynamicKind, Layout, Segment, Timing
+from prefixlint.model.providers import guess_provider
+from prefixlint.model.tokens import tokenizer_for
 
 
 def detect_api(body: dict[str, Any]) -> str:

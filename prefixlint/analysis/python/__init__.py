@@ -21,8 +21,8 @@ from prefixlint.analysis.python.resolve import local_ops
 from prefixlint.analysis.python.sinks import decorator_names, match_sink, sink_specs
 from prefixlint.analysis.python.sources import dotted_name, is_static, prompt_name_test
 from prefixlint.analysis.result import AnalysisError, FileAnalysis
-from prefixlint.config import Settings
-from prefixlint.layout import Layout, Segment, SourceLocation, Timing
+from prefixlint.model.layout import Layout, Segment, SourceLocation, Timing
+from prefixlint.model.settings import Settings
 
 __all__ = ["ProjectContext", "analyze_python"]
 

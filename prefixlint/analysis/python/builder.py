@@ -13,10 +13,10 @@ from prefixlint.analysis.python import messages as msgs
 from prefixlint.analysis.python.collect import CallSite, evaluated
 from prefixlint.analysis.python.evaluate import Env, Evaluator
 from prefixlint.analysis.python.resolve import local_ops, ops_before
-from prefixlint.config import Settings
-from prefixlint.layout import DynamicKind, Layout, Section, Segment, SourceLocation, evolve
+from prefixlint.model.layout import DynamicKind, Layout, Section, Segment, SourceLocation, evolve
+from prefixlint.model.providers import guess_provider, provider_names
+from prefixlint.model.settings import Settings
 from prefixlint.plugins import SinkSpec
-from prefixlint.providers import guess_provider, provider_names
 
 
 def sink_args(ev: Evaluator, site: CallSite, spec: SinkSpec, env: Env) -> dict[str, cst.BaseExpression]:
@@ -74,20 +74,18 @@ def build_layout(
     try:
         tools = _pick(args, spec.tools, "tools")
         if tools is not None:
-            segs.extend(evolve(s, section=Section.TOOLS) for s in msgs.tool_segments(ev, tools, env))
+            segs.extend(evolve(s, section=Section.TOOLS) for s in ev.tool_segments(tools, env))
         rf = _pick(args, spec.response_format, "response_format")
         if rf is not None:
             segs.extend(evolve(s, section=Section.TOOLS, role="response_format") for s in ev.text(rf, env))
         system = _pick(args, spec.system, "system")
         if system is not None:
-            segs.extend(
-                evolve(s, section=Section.SYSTEM, role="system") for s in msgs.content(ev, system, env)
-            )
+            segs.extend(evolve(s, section=Section.SYSTEM, role="system") for s in ev.content(system, env))
         messages_node = _pick(args, spec.messages, "messages")
-        messages = msgs.message_list(ev, messages_node, env) if messages_node is not None else []
+        messages = ev.message_list(messages_node, env) if messages_node is not None else []
         prompt = _pick(args, spec.prompt, "prompt")
         if prompt is not None:
-            messages.append(msgs.Msg("user", msgs.content(ev, prompt, env), env.mod.loc(prompt)))
+            messages.append(msgs.Msg("user", ev.content(prompt, env), env.mod.loc(prompt)))
     finally:
         ev.template_mode = ""
     segs.extend(_message_segments(messages))

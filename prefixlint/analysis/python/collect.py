@@ -24,7 +24,7 @@ from typing import Any
 import libcst as cst
 
 from prefixlint.analysis.python.positions import LazyPositions
-from prefixlint.layout import SourceLocation
+from prefixlint.model.layout import SourceLocation
 
 
 @dataclass

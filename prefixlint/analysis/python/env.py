@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from prefixlint.analysis.python.collect import ClassInfo, ModuleInfo
-from prefixlint.layout import Segment, Timing, evolve
+from prefixlint.model.layout import Segment, Timing, evolve
 
 
 @dataclass(frozen=True)

@@ -19,6 +19,7 @@ from prefixlint.analysis.catalog import Catalog
 from prefixlint.analysis.python import fixes
 from prefixlint.analysis.python.collect import ClassInfo, ModuleInfo, evaluated
 from prefixlint.analysis.python.env import Env
+from prefixlint.analysis.python.messages import MessagesMixin
 from prefixlint.analysis.python.project import ProjectContext
 from prefixlint.analysis.python.resolve import annotation_name, find_param, local_ops, ops_before
 from prefixlint.analysis.python.sources import (
@@ -37,8 +38,8 @@ from prefixlint.analysis.python.sources import (
 )
 from prefixlint.analysis.python.templating import TemplateMixin
 from prefixlint.analysis.result import AnalysisError
-from prefixlint.config import Settings
-from prefixlint.layout import DynamicKind, Nondeterminism, Segment, SourceLocation, Timing, evolve
+from prefixlint.model.layout import DynamicKind, Nondeterminism, Segment, SourceLocation, Timing, evolve
+from prefixlint.model.settings import Settings
 
 MAX_DEPTH = 12
 
@@ -55,7 +56,7 @@ class FnRef(NamedTuple):
 __all__ = ["MAX_DEPTH", "Env", "Evaluator"]
 
 
-class Evaluator(TemplateMixin):
+class Evaluator(TemplateMixin, MessagesMixin):
     """Evaluates expressions of one file (and the project modules it reaches) to segment lists."""
 
     def __init__(self, project: ProjectContext, settings: Settings, catalog: Catalog) -> None:
@@ -582,8 +583,6 @@ class Evaluator(TemplateMixin):
         self_binds: dict[str, list[Segment]] | None = None,
     ):  # type: ignore[no-untyped-def]
         """Evaluate a helper's return value(s) with the call's arguments bound."""
-        from prefixlint.analysis.python import messages as msgs
-
         if id(fdef) in env.active or env.depth > MAX_DEPTH:
             if what == "text":
                 return [
@@ -617,8 +616,8 @@ class Evaluator(TemplateMixin):
             segs = max(reversed(options), key=static_after_break)
             return mark(segs, conditional=True) if len(returns) > 1 and not is_static(segs) else segs
         if what == "messages":
-            return msgs.message_list(self, ret.value, sub)
-        return msgs.message_item(self, ret.value, sub)
+            return self.message_list(ret.value, sub)
+        return self.message_item(ret.value, sub)
 
     def _call_binds(self, call: cst.Call, env: Env) -> dict[str, list[Segment]]:
         binds: dict[str, list[Segment]] = {}
@@ -735,12 +734,6 @@ class Evaluator(TemplateMixin):
         return isinstance(node, cst.Lambda)
 
     # collections --------------------------------------------------------------------------------
-    def items(self, node: cst.BaseExpression, env: Env) -> list[list[Segment]]:
-        """The elements of a list-like expression, each as pieces (for ``join`` and tools)."""
-        from prefixlint.analysis.python import messages as msgs
-
-        return msgs.items(self, node, env)
-
     def is_set(self, node: cst.BaseExpression, env: Env, depth: int = 0) -> bool:
         """True when iterating ``node`` follows a set's hash order."""
         if depth > 6:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from prefixlint.analysis.python.collect import ModuleInfo
-from prefixlint.edits import Applicability, Edit, Fix
+from prefixlint.model.edits import Applicability, Edit, Fix
 
 
 def sort_keys_fix(mod: ModuleInfo, call: cst.Call) -> Fix | None:

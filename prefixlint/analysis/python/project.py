@@ -15,8 +15,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 from prefixlint.analysis.python.collect import ModuleInfo, parse_module, resolved
-from prefixlint.cache import file_key
-from prefixlint.config import Settings
+from prefixlint.model.files import file_key
+from prefixlint.model.settings import Settings
 
 
 class ProjectContext:

@@ -167,8 +167,3 @@ def find_param(func: cst.FunctionDef, name: str) -> cst.Param | None:
         if isinstance(star, cst.Param) and star.name.value == name:
             return star
     return None
-
-
-def param_names(func: cst.FunctionDef) -> list[str]:
-    p = func.params
-    return [param.name.value for param in (*p.posonly_params, *p.params)]

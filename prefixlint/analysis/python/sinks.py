@@ -5,7 +5,7 @@ from __future__ import annotations
 import fnmatch
 
 from prefixlint.analysis.python.collect import ModuleInfo
-from prefixlint.config import Settings
+from prefixlint.model.settings import Settings
 from prefixlint.plugins import Plugin, SinkSpec, load_plugins
 
 

@@ -1,6 +1,6 @@
 """Sources: what a Python expression contributes to a prompt (static text or a dynamic value).
 
-Helpers here build :class:`~prefixlint.layout.Segment` pieces and classify calls and names with
+Helpers here build :class:`~prefixlint.model.layout.Segment` pieces and classify calls and names with
 the catalog (``prefixlint.analysis.catalog``). The evaluator in :mod:`.evaluate` calls them.
 """
 
@@ -11,7 +11,7 @@ from collections.abc import Callable
 import libcst as cst
 
 from prefixlint.analysis.catalog import Catalog
-from prefixlint.layout import DynamicKind, Section, Segment, SourceLocation, Timing, evolve
+from prefixlint.model.layout import DynamicKind, Section, Segment, SourceLocation, Timing, evolve
 
 # Rough token estimates for dynamic values whose size the code does not show.
 KIND_TOKENS = {

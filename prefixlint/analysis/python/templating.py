@@ -20,8 +20,8 @@ from prefixlint.analysis.python.env import Env
 from prefixlint.analysis.python.resolve import find_param, local_ops, ops_before
 from prefixlint.analysis.python.sources import dotted_name, is_static, join_text, static, with_chain
 from prefixlint.analysis.result import AnalysisError
-from prefixlint.edits import Fix
-from prefixlint.layout import Section, Segment, SourceLocation, Timing, evolve
+from prefixlint.model.edits import Fix
+from prefixlint.model.layout import Section, Segment, SourceLocation, Timing, evolve
 
 
 @dataclass

@@ -8,8 +8,8 @@ from pathlib import Path
 from prefixlint.analysis.result import FileAnalysis
 from prefixlint.analysis.templates.files import template_style_for
 from prefixlint.analysis.templates.render import render_template
-from prefixlint.config import Settings
-from prefixlint.layout import Layout, count_layout_tokens
+from prefixlint.model.layout import Layout, count_layout_tokens
+from prefixlint.model.settings import Settings
 
 
 def analyze_template_file(path: str, text: str, settings: Settings, root: Path) -> FileAnalysis:
@@ -40,7 +40,7 @@ def analyze_template_file(path: str, text: str, settings: Settings, root: Path) 
     )
     layout = count_layout_tokens(layout)
     if meta.samples:
-        from prefixlint.tokens import tokenizer_for
+        from prefixlint.model.tokens import tokenizer_for
 
         tok = tokenizer_for(layout.provider, layout.model)
         layout.segments = [

@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
 from prefixlint.analysis.catalog import Catalog
-from prefixlint.layout import DynamicKind, SourceLocation, Timing
+from prefixlint.model.layout import DynamicKind, SourceLocation, Timing
 
 
 @dataclass(frozen=True)

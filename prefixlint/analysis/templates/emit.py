@@ -15,7 +15,7 @@ from pathlib import Path
 from prefixlint.analysis.catalog import Catalog
 from prefixlint.analysis.result import AnalysisError
 from prefixlint.analysis.templates.bindings import Binding, name_binding
-from prefixlint.layout import DynamicKind, Section, Segment, SourceLocation, Timing
+from prefixlint.model.layout import DynamicKind, Section, Segment, SourceLocation, Timing
 
 
 @dataclass

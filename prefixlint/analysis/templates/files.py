@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from functools import lru_cache
 from pathlib import Path, PurePosixPath
 
-from prefixlint.config import Settings
+from prefixlint.model.settings import Settings
 
 # Styles a file can have. "plain" is a prompt file with ``{var}`` or ``{{var}}`` placeholders whose
 # renderer is unknown; a Python caller that formats it says "format" instead.

@@ -30,7 +30,7 @@ from prefixlint.analysis.templates.bindings import (
 from prefixlint.analysis.templates.emit import Flags, Frame, RenderContext
 from prefixlint.analysis.templates.files import find_template, read_template
 from prefixlint.analysis.templates.jinja_parse import ENV, ParsedJinja, parse_jinja
-from prefixlint.layout import DynamicKind, Segment, SourceLocation, Timing
+from prefixlint.model.layout import DynamicKind, Segment, SourceLocation, Timing
 
 _MAX_DEPTH = 40  # nested templates or macro calls followed at most
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from prefixlint.analysis.templates.bindings import STATIC, Binding, combine, name_binding
 from prefixlint.analysis.templates.emit import Flags, Frame, LineIndex, RenderContext
-from prefixlint.layout import DynamicKind
+from prefixlint.model.layout import DynamicKind
 
 _IDENT = r"[A-Za-z_][A-Za-z0-9_]*"
 # A str.format field: name or index, then .attr / [key] parts, optional !conversion and :spec (which

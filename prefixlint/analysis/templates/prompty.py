@@ -16,7 +16,7 @@ from typing import Any
 import yaml
 
 from prefixlint.analysis.templates.emit import Frame, RenderContext
-from prefixlint.layout import DynamicKind, Section, Segment, SourceLocation
+from prefixlint.model.layout import DynamicKind, Section, Segment, SourceLocation
 
 _ROLE_LINE = re.compile(
     r"^[ \t]*#?[ \t]*(?P<role>system|user|assistant|developer|function|tool)[ \t]*:[ \t]*(?:\n|$)",
@@ -77,7 +77,7 @@ def split_front_matter(text: str) -> FrontMatter:
 
 def meta_from(data: dict[str, Any]) -> PromptMeta:
     """Provider/model hints and sample inputs from a prompty or dotprompt header."""
-    from prefixlint.providers import guess_provider, provider_names
+    from prefixlint.model.providers import guess_provider, provider_names
 
     meta = PromptMeta()
     model = data.get("model")

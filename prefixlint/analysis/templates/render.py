@@ -11,8 +11,8 @@ from prefixlint.analysis.templates.bindings import Binding
 from prefixlint.analysis.templates.emit import Frame, RenderContext, TemplateResult
 from prefixlint.analysis.templates.files import normalize_newlines
 from prefixlint.analysis.templates.prompty import PromptMeta, render_prompty, split_front_matter
-from prefixlint.config import Settings
-from prefixlint.layout import Section, merge_adjacent_static
+from prefixlint.model.layout import Section, merge_adjacent_static
+from prefixlint.model.settings import Settings
 
 Style = Literal["jinja", "format", "mustache", "dollar", "percent", "prompty", "plain"]
 STYLES = ("jinja", "format", "mustache", "dollar", "percent", "prompty", "plain")

@@ -1,0 +1,79 @@
+"""Plain-text summary of a bench run, and the findings a ``--strict`` run fails on."""
+
+from __future__ import annotations
+
+from prefixlint.live.results import BenchRun
+
+
+def _ms(v: float | None) -> str:
+    return "-" if v is None else f"{v * 1000:.1f}"
+
+
+def findings(run: BenchRun) -> list[str]:
+    """Where the server's claims disagree with what was measured."""
+    out = []
+    for r in run.lengths:
+        c = r.calibration
+        if c.disagreements:
+            out.append(
+                f"{r.prompt_tokens} tokens: {c.reported_hit_slow} reported hits with miss-like TTFT, "
+                f"{c.reported_miss_fast} reported misses with hit-like TTFT"
+            )
+    if run.metrics and run.metrics.mismatch:
+        for chk in run.metrics.checks:
+            if not chk.agrees:
+                out.append(
+                    f"metrics: {chk.name} grew by {chk.delta:,.0f}, requests reported {chk.reported:,.0f}"
+                )
+    if run.retention and run.retention.verdict == "fewer-than-advertised":
+        out.append(f"retention: {run.retention.message}")
+    return out
+
+
+def summary_text(run: BenchRun) -> str:
+    """Tables of the run, then warnings and findings."""
+    lines = [f"{run.kind} bench: {run.model} @ {run.base_url} ({run.endpoint}, tokenizer {run.tokenizer})"]
+    if run.lengths:
+        head = (
+            f"{'tokens':>7} {'prefix':>7} | {'hit p50':>8} {'p90':>8} {'p99':>8} | {'miss p50':>8} "
+            f"{'p90':>8} {'p99':>8} | {'speedup':>7} | {'cached hit/miss':>15} | {'thr':>7} "
+            f"{'KS p':>8} {'disagree':>8}"
+        )
+        lines += ["TTFT in ms; speedup = miss p50 / hit p50", head, "-" * len(head)]
+        for r in run.lengths:
+            c = r.calibration
+            cached = (
+                f"{r.hit.cached_tokens_mean or 0:.0f}/{r.miss.cached_tokens_mean or 0:.0f}"
+                if c.reporting != "none"
+                else "not reported"
+            )
+            speed = f"{r.speedup_p50:.2f}x" if r.speedup_p50 else "-"
+            ks = f"{c.ks_pvalue:.2g}" if c.ks_pvalue is not None else "-"
+            lines.append(
+                f"{r.prompt_tokens:>7} {r.shared_prefix_tokens:>7} | "
+                f"{_ms(r.hit.p50_s):>8} {_ms(r.hit.p90_s):>8} {_ms(r.hit.p99_s):>8} | "
+                f"{_ms(r.miss.p50_s):>8} {_ms(r.miss.p90_s):>8} {_ms(r.miss.p99_s):>8} | "
+                f"{speed:>7} | {cached:>15} | {_ms(c.threshold_s):>7} {ks:>8} {c.disagreements:>8}"
+            )
+            lines += [f"    note: {n}" for n in c.notes]
+    if run.retention:
+        ret = run.retention
+        lines.append(
+            f"retention: filled {ret.contexts} x {ret.context_tokens:,} tokens; still hit (newest first): "
+            f"{ret.retained_contexts} contexts, {ret.retained_tokens:,} tokens ({ret.detection})"
+        )
+        lines.append(f"verdict: {ret.verdict}: {ret.message}")
+    if run.metrics:
+        m = run.metrics
+        if not m.available:
+            lines.append(f"metrics: none at {m.url}")
+        for chk in m.checks:
+            lines.append(
+                f"metrics: {chk.name} delta {chk.delta:,.0f} vs reported {chk.reported:,.0f}: "
+                f"{'agrees' if chk.agrees else 'MISMATCH'}"
+            )
+        lines += [f"metrics note: {n}" for n in m.notes]
+    lines += [f"warning: {w}" for w in run.warnings]
+    found = findings(run)
+    lines += [f"FINDING: {f}" for f in found] if found else ["no disagreement between reports and timing"]
+    return "\n".join(lines)

@@ -1,0 +1,321 @@
+"""A provider prefix-cache simulator.
+
+Feed it the requests one cache domain receives, in time order, as :class:`Piece` sequences (from a
+request body, a :class:`~prefixlint.model.layout.Layout` or raw token ids). It predicts how many prompt
+tokens each request gets from the cache under the provider's rules (minimum length, granularity,
+TTL, Anthropic breakpoints with their 20-block lookback, the "recompute the last token" cap of
+self-hosted engines), and remembers what each request writes.
+
+The SDK's tracker runs one model per cache domain; the audit can replay a log through it.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from hashlib import blake2b
+
+from prefixlint.model.layout import Layout, Section
+from prefixlint.model.pieces import SKETCH_BLOCK, Piece, common_blocks
+from prefixlint.model.providers import ModelCacheRules, get_provider
+
+_SIBLINGS = 4  # siblings kept per parent for partial-match estimates
+
+
+@dataclass(slots=True)
+class _Node:
+    end: int
+    expires: float
+    ttl: float
+    breakpoint: bool
+    sketch: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class Prediction:
+    """What the cache should do with one request (all counts in local tokens).
+
+    ``cached`` is the expected read; ``upper`` the most the provider could serve from anything this
+    model has seen; ``shared`` the longest shared prefix before rules apply; ``written`` the tokens
+    expected to be written (breakpoint providers).
+    """
+
+    cached: int
+    upper: int
+    shared: int
+    prompt: int
+    written: int = 0
+    expired: bool = False
+    below_minimum: bool = False
+
+
+class CacheModel:
+    """The prefix cache of one domain (organisation or workspace, salt or key, model)."""
+
+    def __init__(
+        self,
+        rules: ModelCacheRules,
+        ttls: dict[str, int] | None = None,
+        lookback: int = 20,
+        max_nodes: int = 200_000,
+    ) -> None:
+        self.rules = rules
+        self.lookback = lookback
+        self.max_nodes = max_nodes
+        base = rules.ttl_seconds
+        self.ttls = {"5m": base, **(ttls or {})}
+        self.breakpoint_mode = rules.granularity in ("breakpoint", "exact")
+        self._nodes: dict[bytes, _Node] = {}
+        self._children: dict[bytes, list[bytes]] = {}
+        # The last prefix-mode record, whose refreshed expiry is not yet written to its nodes: a
+        # conversation that extends it then costs only its new pieces (see ``_flush``).
+        self._pending: tuple[tuple[Piece, ...], float] | None = None
+
+    @classmethod
+    def for_provider(cls, provider: str, model: str | None = None, **kw: object) -> CacheModel:
+        spec = get_provider(provider)
+        ttls = {"5m": spec.rules_for(model).ttl_seconds, **spec.extended_ttls}
+        return cls(spec.rules_for(model), ttls=ttls, lookback=int(spec.raw.get("lookback_blocks", 20)), **kw)
+
+    def _ttl(self, label: str | None, default: float | None = None) -> float:
+        if default is not None:
+            return default
+        secs = self.ttls.get(label or "5m", self.rules.ttl_seconds)
+        return math.inf if secs <= 0 else float(secs)
+
+    def _alive(self, node: _Node | None, now: float) -> bool:
+        return node is not None and node.expires >= now
+
+    # -- prediction -----------------------------------------------------------------------------
+    def predict(self, pieces: Sequence[Piece], now: float) -> Prediction:
+        """Expected cache read for ``pieces`` at time ``now``; changes nothing."""
+        if not pieces or not self.rules.supports_caching:
+            return Prediction(0, 0, 0, pieces[-1].end if pieces else 0)
+        if self.breakpoint_mode:
+            return self._predict_breakpoints(pieces, now)
+        return self._predict_prefix(pieces, now)
+
+    def _extends_pending(self, pieces: Sequence[Piece]) -> float | None:
+        """The pending expiry when ``pieces`` start with the pending record's pieces, else None.
+
+        Chained hashes: equal chains at its last position mean the whole prefix is the same.
+        """
+        pend = self._pending
+        if pend is None:
+            return None
+        recorded, expires = pend
+        m = len(recorded)
+        if len(pieces) >= m and pieces[m - 1].chain == recorded[m - 1].chain:
+            return expires
+        return None
+
+    def _flush(self) -> None:
+        """Write the pending record's expiry to its nodes (before anything else reads or changes them)."""
+        pend = self._pending
+        if pend is None:
+            return
+        self._pending = None
+        recorded, expires = pend
+        nodes = self._nodes
+        for p in recorded:
+            node = nodes.get(p.chain)
+            if node is not None:
+                node.expires = expires
+
+    def _predict_prefix(self, pieces: Sequence[Piece], now: float) -> Prediction:
+        prompt = pieces[-1].end
+        shared = 0
+        expired = False
+        k = 0
+        pending = self._extends_pending(pieces)
+        if pending is None:
+            self._flush()
+        elif pending < now:  # every node of the pending prefix expires together
+            expired = True
+        else:  # no other write since: the pending prefix is cached and alive
+            k = len(self._pending[0])  # type: ignore[index]
+            shared = pieces[k - 1].end
+        for p in pieces[k:] if not expired else ():
+            node = self._nodes.get(p.chain)
+            if node is None:
+                break
+            if node.expires < now:
+                expired = True
+                break
+            shared = p.end
+            k += 1
+        partial = 0
+        if k < len(pieces) and not expired:
+            partial = self._partial(pieces, k, now)
+        total = shared + partial
+        cached = self.rules.cacheable(total, prompt)
+        slack = SKETCH_BLOCK if k < len(pieces) else 0
+        upper = self.rules.cacheable(min(prompt, total + slack), prompt)
+        below = total > 0 and cached == 0
+        return Prediction(cached, max(upper, cached), total, prompt, 0, expired, below)
+
+    def _partial(self, pieces: Sequence[Piece], k: int, now: float) -> int:
+        parent = pieces[k - 1].chain if k else b""
+        start = pieces[k - 1].end if k else 0
+        best = 0
+        piece = pieces[k]
+        overhead = piece.tokens - SKETCH_BLOCK * len(piece.sketch)  # tokens not covered by blocks
+        for child in self._children.get(parent, ()):
+            node = self._nodes.get(child)
+            if not self._alive(node, now):
+                continue
+            n = common_blocks(node.sketch, piece.sketch) * SKETCH_BLOCK  # type: ignore[union-attr]
+            if n:
+                n += min(overhead, SKETCH_BLOCK)
+            best = max(best, min(n, piece.end - start))
+        return best
+
+    def _breakpoints(self, pieces: Sequence[Piece]) -> list[int]:
+        bps = [i for i, p in enumerate(pieces) if p.ttl]
+        if self.rules.granularity == "exact" and (not bps or bps[-1] != len(pieces) - 1):
+            bps.append(len(pieces) - 1)  # the implicit breakpoint at the latest message
+        return bps[-50:] if self.rules.granularity == "exact" else bps
+
+    def _predict_breakpoints(self, pieces: Sequence[Piece], now: float) -> Prediction:
+        prompt = pieces[-1].end
+        best = 0
+        expired = False
+        for b in reversed(self._breakpoints(pieces)):
+            for j in range(b, max(-1, b - self.lookback), -1):
+                node = self._nodes.get(pieces[j].chain)
+                if node is None or not node.breakpoint:
+                    continue
+                if node.expires < now:
+                    expired = True
+                    continue
+                best = max(best, pieces[j].end)
+                break
+            if best:
+                break
+        minimum = self.rules.min_cacheable_tokens
+        cached = best if best >= minimum else 0
+        written = 0
+        bps = self._breakpoints(pieces)
+        for b in bps:
+            if pieces[b].end >= minimum and pieces[b].end > cached:
+                written = pieces[b].end - cached
+        below = bool(bps) and max(pieces[b].end for b in bps) < minimum
+        return Prediction(cached, cached, best, prompt, written, expired and not cached, below)
+
+    # -- recording ------------------------------------------------------------------------------
+    def record(self, pieces: Sequence[Piece], now: float, ttl_seconds: float | None = None) -> None:
+        """Remember what ``pieces`` write to (and refresh in) the cache at ``now``."""
+        if not pieces or not self.rules.supports_caching:
+            return
+        start = 0
+        if self._extends_pending(pieces) is not None and len(self._nodes) <= self.max_nodes:
+            # nothing was written since the pending record: its pieces have nodes, and their
+            # expiry becomes this record's (written lazily by ``_flush``)
+            start = len(self._pending[0])  # type: ignore[index]
+        else:
+            self._flush()
+        if len(self._nodes) > self.max_nodes:
+            for key in list(self._nodes)[: self.max_nodes // 2]:
+                del self._nodes[key]
+            self._children.clear()
+        if self.breakpoint_mode:
+            self._record_breakpoints(pieces, now, ttl_seconds)
+            return
+        ttl = self._ttl(None, ttl_seconds)
+        parent = pieces[start - 1].chain if start else b""
+        for p in pieces[start:] if start else pieces:
+            node = self._nodes.get(p.chain)
+            if node is None:
+                self._nodes[p.chain] = _Node(p.end, now + ttl, ttl, False, p.sketch)
+                kids = self._children.setdefault(parent, [])
+                kids.append(p.chain)
+                if len(kids) > _SIBLINGS:
+                    del kids[0]
+            else:
+                node.expires = now + ttl
+            parent = p.chain
+        self._pending = (tuple(pieces), now + ttl)
+
+    def _record_breakpoints(self, pieces: Sequence[Piece], now: float, ttl_seconds: float | None) -> None:
+        minimum = self.rules.min_cacheable_tokens
+        bps = self._breakpoints(pieces)
+        for b in bps:
+            for j in range(b, max(-1, b - self.lookback), -1):  # refresh what was read
+                node = self._nodes.get(pieces[j].chain)
+                if node is not None and node.breakpoint and node.expires >= now:
+                    node.expires = now + node.ttl
+                    break
+            p = pieces[b]
+            if p.end < minimum:
+                continue
+            ttl = self._ttl(p.ttl or "5m", ttl_seconds)
+            node = self._nodes.get(p.chain)
+            if node is None or node.expires < now:
+                self._nodes[p.chain] = _Node(p.end, now + ttl, ttl, True, p.sketch)
+            else:
+                node.expires = max(node.expires, now + ttl)
+                node.breakpoint = True
+
+    def observe(self, pieces: Sequence[Piece], now: float) -> Prediction:
+        """Predict, then record: one step of a replay."""
+        pred = self.predict(pieces, now)
+        self.record(pieces, now)
+        return pred
+
+
+def pieces_from_ids(ids: Sequence[int], block: int = SKETCH_BLOCK) -> list[Piece]:
+    """Pieces of ``block`` tokens each from raw token ids (for engines and replayed logs)."""
+    out: list[Piece] = []
+    prev = b""
+    for i in range(0, len(ids), block):
+        chunk = ids[i : i + block]
+        data = ",".join(map(str, chunk)).encode()
+        digest = blake2b(data, digest_size=16).digest()
+        prev = blake2b(prev + digest, digest_size=16).digest()
+        sketch = (hash(tuple(chunk)),) if len(chunk) == block else ()
+        out.append(
+            Piece(
+                f"ids[{i}:{i + len(chunk)}]",
+                Section.MESSAGES,
+                None,
+                len(chunk),
+                digest,
+                prev,
+                i + len(chunk),
+                sketch,
+            )
+        )
+    return out
+
+
+def pieces_from_layout(layout: Layout) -> list[Piece]:
+    """Pieces from a layout's segments (static text hashed; dynamic values never match)."""
+    out: list[Piece] = []
+    prev = b""
+    end = 0
+    for i, seg in enumerate(layout.segments):
+        h = blake2b(digest_size=16)
+        h.update(f"{seg.section.value}\x00{seg.role or ''}\x00".encode())
+        h.update(seg.text.encode() if seg.static else b"\x00dynamic\x00" + os.urandom(16))
+        digest = h.digest()
+        prev = blake2b(prev + digest, digest_size=16).digest()
+        end += seg.tokens
+        ttl = seg.cache_control.ttl if seg.cache_control else None
+        out.append(
+            Piece(
+                seg.label or f"segments[{i}]",
+                seg.section,
+                seg.role,
+                seg.tokens,
+                digest,
+                prev,
+                end,
+                (),
+                seg.static,
+                ttl,
+                seg.message_index,
+            )
+        )
+    return out

@@ -1,0 +1,70 @@
+"""Source text of the files prefixlint lints: decoding (UTF-8 or PEP 263), and writing fixes back.
+
+Fix offsets index the decoded text, so nothing here translates newlines; a fixed file is written
+in its own encoding with its permissions kept.
+"""
+
+from __future__ import annotations
+
+from prefixlint.model.files import write_atomic
+from prefixlint.model.findings import Finding, error_finding
+
+PYTHON_SUFFIXES = (".py", ".pyi")
+
+
+def read_source(path: str) -> tuple[str | None, Finding | None]:
+    """The text of ``path``, or a PFX001 finding saying why it cannot be read."""
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read()
+    except OSError as exc:
+        return None, error_finding(path, f"Cannot read file: {exc.strerror or exc}")
+    return decode_source(path, data)
+
+
+def source_encoding(path: str, data: bytes) -> str:
+    """UTF-8, or the PEP 263 ``coding:`` declaration of a Python file.
+
+    Raises SyntaxError for a declaration CPython rejects (unknown codec, BOM with another codec).
+    """
+    if not path.endswith(PYTHON_SUFFIXES) or b"coding" not in data[:400]:
+        return "utf-8"
+    import io
+    import tokenize
+
+    encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+    return "utf-8" if encoding == "utf-8-sig" else encoding
+
+
+def decode_source(path: str, data: bytes) -> tuple[str | None, Finding | None]:
+    """Decode file bytes (UTF-8 or the declared encoding) without newline translation.
+
+    Fix offsets index this text, and the fixer writes it back with the same encoding.
+    """
+    if b"\x00" in data[:8192]:
+        return None, error_finding(path, "Binary file (contains NUL bytes); not analysed")
+    try:
+        encoding = source_encoding(path, data)
+    except SyntaxError as exc:
+        return None, error_finding(path, f"Bad source encoding declaration: {exc}", 1, 0)
+    try:
+        return data.decode(encoding), None
+    except LookupError:
+        return None, error_finding(path, f"Unknown source encoding {encoding!r}")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        col = exc.start - (data.rfind(b"\n", 0, exc.start) + 1)
+        name = "UTF-8" if encoding == "utf-8" else encoding
+        return None, error_finding(
+            path, f"File is not valid {name} ({exc.reason} at byte {exc.start})", line, col
+        )
+
+
+def write_source(path: str, text: str) -> None:
+    """Replace a source file with ``text`` in the file's own encoding, keeping its permissions."""
+    try:
+        with open(path, "rb") as fh:
+            encoding = source_encoding(path, fh.read(400))
+    except (OSError, SyntaxError):
+        encoding = "utf-8"
+    write_atomic(path, text.encode(encoding), keep_mode=True)
