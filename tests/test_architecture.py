@@ -24,8 +24,9 @@ ALLOWED: dict[str, set[str]] = {
     "sdk": {"sdk", "model", "analysis"},
     "live": {"live", "model"},
     "engine": {"engine", "model"},
+    "audit": {"audit", "model", "analysis"},
     "lint": {"lint", "model", "plugins", "analysis", "rules"},
-    "report": {"report", "model", "rules"},
+    "report": {"report", "model", "rules", "audit"},
     "testing": {"testing", "model", "analysis", "sdk", "rules", "lint"},
     "commands": {
         "commands",

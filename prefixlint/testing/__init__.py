@@ -16,28 +16,15 @@ divergence when they do not.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from typing import Any
 
+from prefixlint.analysis.payloads.divergence import SharedPrefix, first_divergence
 from prefixlint.analysis.payloads.pieces import PieceCache, pieces_from_request
 from prefixlint.analysis.payloads.to_layout import detect_api
-from prefixlint.model.pieces import SKETCH_BLOCK, common_blocks
 from prefixlint.model.providers import guess_provider
 from prefixlint.model.tokens import tokenizer_for
 
 __all__ = ["SharedPrefix", "assert_shared_prefix", "shared_prefix"]
-
-
-@dataclass(frozen=True)
-class SharedPrefix:
-    """How much of two requests' prefix is identical, and where they first differ."""
-
-    tokens: int
-    total_a: int
-    total_b: int
-    path: str | None = None
-    excerpt_a: str | None = None
-    excerpt_b: str | None = None
 
 
 def shared_prefix(
@@ -60,26 +47,7 @@ def shared_prefix(
     cache = PieceCache(tokenizer_for(provider, body_a.get("model")))
     pa = pieces_from_request(body_a, api, cache, keep_text=True)
     pb = pieces_from_request(body_b, api, cache, keep_text=True)
-    shared = 0
-    for x, y in zip(pa, pb, strict=False):
-        if x.chain != y.chain or not x.stable:
-            start = shared
-            if x.stable and y.stable:
-                shared = start + common_blocks(x.sketch, y.sketch) * SKETCH_BLOCK
-            i = 0
-            tx, ty = x.text or "", y.text or ""
-            while i < min(len(tx), len(ty)) and tx[i] == ty[i]:
-                i += 1
-            return SharedPrefix(
-                shared,
-                pa[-1].end,
-                pb[-1].end,
-                y.path,
-                tx[max(0, i - 20) : i + 40],
-                ty[max(0, i - 20) : i + 40],
-            )
-        shared = x.end
-    return SharedPrefix(shared, pa[-1].end if pa else 0, pb[-1].end if pb else 0)
+    return first_divergence(pa, pb)
 
 
 def assert_shared_prefix(
