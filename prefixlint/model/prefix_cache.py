@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
 from hashlib import blake2b
 
 from prefixlint.model.layout import Layout, Section
@@ -39,7 +39,9 @@ class Prediction:
 
     ``cached`` is the expected read; ``upper`` the most the provider could serve from anything this
     model has seen; ``shared`` the longest shared prefix before rules apply; ``written`` the tokens
-    expected to be written (breakpoint providers).
+    expected to be written (breakpoint providers). From a :class:`CacheInterval`, ``cached`` and
+    ``shared`` are the lower bound (finished requests) and ``upper`` and ``shared_upper`` the upper
+    bound (requests in flight too).
     """
 
     cached: int
@@ -49,6 +51,7 @@ class Prediction:
     written: int = 0
     expired: bool = False
     below_minimum: bool = False
+    shared_upper: int = 0
 
 
 class CacheModel:
@@ -263,6 +266,43 @@ class CacheModel:
         pred = self.predict(pieces, now)
         self.record(pieces, now)
         return pred
+
+
+class CacheInterval:
+    """One domain's cache as an interval: what surely was written, and what may have been.
+
+    A request writes the cache while the provider reads its prompt, before its response begins. So
+    requests still in flight when another one is sent may or may not have written their prefix yet:
+    ``sent`` records a request in the upper model, ``begun`` (its response started) in both. A
+    prediction's ``cached``/``shared`` come from the lower model, ``upper``/``shared_upper`` from the
+    upper one; a request that failed in flight stays "may be cached".
+    """
+
+    def __init__(self, make: Callable[[], CacheModel]) -> None:
+        self.lower = make()
+        self.upper = make()
+
+    @classmethod
+    def for_provider(cls, provider: str, model: str | None = None) -> CacheInterval:
+        return cls(lambda: CacheModel.for_provider(provider, model))
+
+    def predict(self, pieces: Sequence[Piece], now: float) -> Prediction:
+        low = self.lower.predict(pieces, now)
+        high = self.upper.predict(pieces, now)
+        return replace(
+            low,
+            upper=max(low.upper, high.upper),
+            shared_upper=max(low.shared, high.shared),
+        )
+
+    def sent(self, pieces: Sequence[Piece], now: float, ttl_seconds: float | None = None) -> None:
+        """A request left: from now on it may be cached."""
+        self.upper.record(pieces, now, ttl_seconds)
+
+    def begun(self, pieces: Sequence[Piece], now: float, ttl_seconds: float | None = None) -> None:
+        """A request's response began: what it wrote is cached (and refreshed as of ``now``)."""
+        self.lower.record(pieces, now, ttl_seconds)
+        self.upper.record(pieces, now, ttl_seconds)
 
 
 def pieces_from_ids(ids: Sequence[int], block: int = SKETCH_BLOCK) -> list[Piece]:
