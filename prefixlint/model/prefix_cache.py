@@ -268,19 +268,52 @@ class CacheModel:
         return pred
 
 
+@dataclass(slots=True)
+class Flight:
+    """A request in flight: its pieces and those of the requests sent while it was in the air."""
+
+    pieces: Sequence[Piece]
+    sent: float
+    later: list[Sequence[Piece]]
+
+
+def _overlap(a: Sequence[Piece], b: Sequence[Piece]) -> int:
+    """Tokens at the start of ``a`` that ``b`` shares (whole pieces by chained hash, then sketch blocks)."""
+    lo, hi = 0, min(len(a), len(b))
+    while lo < hi:  # chains: equal at k means equal before k, so the equal prefix is found by bisection
+        mid = (lo + hi + 1) // 2
+        if a[mid - 1].chain == b[mid - 1].chain:
+            lo = mid
+        else:
+            hi = mid - 1
+    shared = a[lo - 1].end if lo else 0
+    if lo < len(a) and lo < len(b):
+        shared += common_blocks(a[lo].sketch, b[lo].sketch) * SKETCH_BLOCK
+    return shared
+
+
 class CacheInterval:
     """One domain's cache as an interval: what surely was written, and what may have been.
 
-    A request writes the cache while the provider reads its prompt, before its response begins. So
-    requests still in flight when another one is sent may or may not have written their prefix yet:
-    ``sent`` records a request in the upper model, ``begun`` (its response started) in both. A
-    prediction's ``cached``/``shared`` come from the lower model, ``upper``/``shared_upper`` from the
-    upper one; a request that failed in flight stays "may be cached".
+    A request writes the cache while the provider reads its prompt, before its response begins, and a
+    provider may serve concurrent requests in any order. So the requests in flight around a request,
+    sent before it or after it while it waited, may or may not have written what it reads:
+
+    * ``sent`` records a request in the upper model and returns its :class:`Flight`;
+    * ``begun`` (its response started) records it in both models and ends the flight;
+    * :meth:`predict` at send time gives the lower bound (``cached``, ``shared``: finished requests)
+      and an upper bound (``upper``, ``shared_upper``: in flight too); :meth:`widen` adds, once the
+      response is there, what the requests sent during the flight could have written.
+
+    A request that failed in flight stays "may be cached" in the upper model.
     """
 
-    def __init__(self, make: Callable[[], CacheModel]) -> None:
+    def __init__(self, make: Callable[[], CacheModel], max_flight_s: float = 600.0) -> None:
         self.lower = make()
         self.upper = make()
+        self.rules = self.lower.rules
+        self.max_flight_s = max_flight_s
+        self._flights: dict[int, Flight] = {}
 
     @classmethod
     def for_provider(cls, provider: str, model: str | None = None) -> CacheInterval:
@@ -289,20 +322,44 @@ class CacheInterval:
     def predict(self, pieces: Sequence[Piece], now: float) -> Prediction:
         low = self.lower.predict(pieces, now)
         high = self.upper.predict(pieces, now)
-        return replace(
-            low,
-            upper=max(low.upper, high.upper),
-            shared_upper=max(low.shared, high.shared),
-        )
+        return replace(low, upper=max(low.upper, high.upper), shared_upper=max(low.shared, high.shared))
 
-    def sent(self, pieces: Sequence[Piece], now: float, ttl_seconds: float | None = None) -> None:
-        """A request left: from now on it may be cached."""
+    def sent(self, pieces: Sequence[Piece], now: float, ttl_seconds: float | None = None) -> Flight:
+        """A request left: from now on it may be cached. Returns its flight (for ``begun``/``widen``)."""
         self.upper.record(pieces, now, ttl_seconds)
+        flights = self._flights
+        if flights:
+            stale = now - self.max_flight_s
+            for key, f in list(flights.items()):
+                if f.sent < stale:  # lost (the call failed or was never finished)
+                    del flights[key]
+                else:
+                    f.later.append(pieces)
+        flight = Flight(pieces, now, [])
+        flights[id(flight)] = flight
+        return flight
 
-    def begun(self, pieces: Sequence[Piece], now: float, ttl_seconds: float | None = None) -> None:
+    def begun(self, flight: Flight, now: float, ttl_seconds: float | None = None) -> None:
         """A request's response began: what it wrote is cached (and refreshed as of ``now``)."""
-        self.lower.record(pieces, now, ttl_seconds)
-        self.upper.record(pieces, now, ttl_seconds)
+        self._flights.pop(id(flight), None)
+        self.lower.record(flight.pieces, now, ttl_seconds)
+        self.upper.record(flight.pieces, now, ttl_seconds)
+
+    def failed(self, flight: Flight) -> None:
+        """A request failed: it may have written the cache (it stays in the upper model)."""
+        self._flights.pop(id(flight), None)
+
+    def widen(self, flight: Flight, pred: Prediction) -> Prediction:
+        """``pred`` with its upper bound raised by what requests sent during ``flight`` could have written."""
+        pieces = flight.pieces
+        if not flight.later or not pieces:
+            return pred
+        shared = max(_overlap(pieces, other) for other in list(flight.later))
+        prompt = pieces[-1].end
+        upper = self.rules.cacheable(min(shared, prompt), prompt)
+        if upper <= pred.upper and shared <= pred.shared_upper:
+            return pred
+        return replace(pred, upper=max(pred.upper, upper), shared_upper=max(pred.shared_upper, shared))
 
 
 def pieces_from_ids(ids: Sequence[int], block: int = SKETCH_BLOCK) -> list[Piece]:

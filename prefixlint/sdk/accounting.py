@@ -59,7 +59,7 @@ class Accountant:
             end = template_end(pieces, end, call.caller_marks)
         excerpts = opts.excerpt_chars if opts.keep_excerpts else 0
         call.drift = self.tracker.drift.check(call.drift_key, call.drift_kind, pieces[:end], pieces, excerpts)
-        self.tracker.sent(call.domain, pieces, call.now, call.ttl)
+        call.flight = self.tracker.sent(call.domain, pieces, call.now, call.ttl)
 
     def wait(self, call: Call) -> bool:
         """Block until the send-side accounting of ``call`` ran; False if it failed or timed out."""
@@ -88,8 +88,21 @@ class Accountant:
             log.exception("prefixlint: accounting failed")
 
     def _begun(self, call: Call, now: float) -> None:
-        if call.pieces:
-            self.tracker.begun(call.domain, call.pieces, now, call.ttl)
+        if call.flight is not None:
+            self.tracker.begun(call.domain, call.flight, now, call.ttl)
+
+    def failed(self, call: Call) -> None:
+        """The call raised: the request may still have written the cache; its flight ends."""
+        try:
+            if not call.begun:
+                call.begun = True
+                WORKER.submit(self._failed, call)
+        except Exception:
+            log.exception("prefixlint: accounting failed")
+
+    def _failed(self, call: Call) -> None:
+        if call.flight is not None:
+            self.tracker.failed(call.domain, call.flight)
 
     def _finish(self, call: Call, usage: Any, wait: bool = False) -> None:
         try:
@@ -104,6 +117,8 @@ class Accountant:
     def report(self, call: Call, usage: Any) -> CacheReport:
         u = normalize_usage(usage, self.spec, call.api)
         pred = call.prediction
+        if call.flight is not None:
+            pred = self.tracker.widen(call.domain, call.flight, pred)
         local = call.pieces[-1].end if call.pieces else 0
         rules = call.rules
         grid = rules.granularity in ("increment", "block")

@@ -8,7 +8,7 @@ from typing import Any
 
 from prefixlint.analysis.payloads.pieces import PieceCache
 from prefixlint.model.pieces import Piece
-from prefixlint.model.prefix_cache import Prediction
+from prefixlint.model.prefix_cache import Flight, Prediction
 from prefixlint.model.providers import ModelCacheRules
 from prefixlint.model.verdict import Divergence
 from prefixlint.sdk.tracker import Domain
@@ -49,3 +49,4 @@ class Call:
     overhead_ms: float = 0.0
     sent_job: Future[Any] | None = None
     begun: bool = False
+    flight: Flight | None = None

@@ -14,7 +14,7 @@ from collections import deque
 from collections.abc import Sequence
 
 from prefixlint.model.pieces import Piece
-from prefixlint.model.prefix_cache import CacheInterval, Prediction
+from prefixlint.model.prefix_cache import CacheInterval, Flight, Prediction
 from prefixlint.model.providers import ProviderSpec
 from prefixlint.sdk.drift import DriftWatch
 
@@ -44,15 +44,24 @@ class PrefixTracker:
         with self._lock:
             return self._interval(domain).predict(pieces, now)
 
-    def sent(self, domain: Domain, pieces: Sequence[Piece], now: float, ttl: float | None = None) -> None:
+    def sent(self, domain: Domain, pieces: Sequence[Piece], now: float, ttl: float | None = None) -> Flight:
         """The request left: it may be cached from now on."""
         with self._lock:
-            self._interval(domain).sent(pieces, now, ttl)
+            return self._interval(domain).sent(pieces, now, ttl)
 
-    def begun(self, domain: Domain, pieces: Sequence[Piece], now: float, ttl: float | None = None) -> None:
+    def begun(self, domain: Domain, flight: Flight, now: float, ttl: float | None = None) -> None:
         """The response began: what the request wrote is cached."""
         with self._lock:
-            self._interval(domain).begun(pieces, now, ttl)
+            self._interval(domain).begun(flight, now, ttl)
+
+    def failed(self, domain: Domain, flight: Flight) -> None:
+        with self._lock:
+            self._interval(domain).failed(flight)
+
+    def widen(self, domain: Domain, flight: Flight, pred: Prediction) -> Prediction:
+        """``pred``'s upper bound with what the requests sent during the flight could have written."""
+        with self._lock:
+            return self._interval(domain).widen(flight, pred)
 
     def route_rate(self, domain: Domain, pieces: Sequence[Piece], now: float | None = None) -> int:
         """Requests in the last minute for this domain and routing prefix (about the first 256 tokens)."""

@@ -40,8 +40,14 @@ _WARNED: set[str] = set()
 def _sync_wrapper(state: ClientState, api: str, orig: Callable[..., Any]) -> Callable[..., Any]:
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         kwargs, call = state.prepare(api, kwargs)
-        result = orig(*args, **kwargs)
-        return result if call is None else state.after(call, result, kwargs)
+        if call is None:
+            return orig(*args, **kwargs)
+        try:
+            result = orig(*args, **kwargs)
+        except BaseException:
+            state.account.failed(call)
+            raise
+        return state.after(call, result, kwargs)
 
     return wrapper
 
@@ -49,8 +55,14 @@ def _sync_wrapper(state: ClientState, api: str, orig: Callable[..., Any]) -> Cal
 def _async_wrapper(state: ClientState, api: str, orig: Callable[..., Any]) -> Callable[..., Any]:
     async def wrapper(*args: Any, **kwargs: Any) -> Any:
         kwargs, call = state.prepare(api, kwargs)
-        result = await orig(*args, **kwargs)
-        return result if call is None else await state.after_async(call, result, kwargs)
+        if call is None:
+            return await orig(*args, **kwargs)
+        try:
+            result = await orig(*args, **kwargs)
+        except BaseException:
+            state.account.failed(call)
+            raise
+        return await state.after_async(call, result, kwargs)
 
     return wrapper
 
