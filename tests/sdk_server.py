@@ -50,6 +50,7 @@ class ProviderServer:
     chunks: int = 3
     delay: float = 0.0  # seconds between computing the usage and answering (requests stay in flight)
     tool_use: bool = False  # /v1/messages answers with a text block and a tool_use block
+    fail_next: int = 0  # answer this many requests with HTTP 500 after their prompt was cached
     url: str = ""
     requests: list[dict[str, Any]] = field(default_factory=list)
     _blocks: dict[str, set[bytes]] = field(default_factory=dict)
@@ -73,6 +74,7 @@ class ProviderServer:
             self.mode = "normal"
             self.delay = 0.0
             self.tool_use = False
+            self.fail_next = 0
 
     def _units(self, body: dict[str, Any], api: str) -> list[tuple[list[int], str | None]]:
         """(token ids, cache_control ttl) per unit, with this server's framing."""
@@ -218,6 +220,9 @@ class ProviderServer:
         usage = self.openai_usage(request, body, "chat")
         if self.delay:
             await asyncio.sleep(self.delay)
+        if self.fail_next > 0:
+            self.fail_next -= 1
+            return JSONResponse({"error": {"message": "overloaded", "type": "server_error"}}, status_code=500)
         cid, model, created = f"chatcmpl-{uuid.uuid4().hex[:8]}", body.get("model"), int(time.time())
         if not body.get("stream"):
             return JSONResponse(

@@ -268,6 +268,19 @@ def test_anthropic_concurrent_requests_stay_inside_the_interval(server: Provider
     assert "unexpected_hit" not in _verdicts(reports) and "unexpected_miss" not in _verdicts(reports)
 
 
+def test_a_failed_request_may_still_have_written_the_cache(server: ProviderServer) -> None:
+    reports: list[CacheReport] = []
+    client = _openai(server, reports, tenant="acme")
+    server.fail_next = 1  # the server read (and cached) the prompt, then failed
+    with pytest.raises(openai.InternalServerError):
+        client.chat.completions.create(model="gpt-4o", messages=_msgs("a"))
+    client.chat.completions.create(model="gpt-4o", messages=_msgs("b"))
+    assert _verdicts(reports) == ["hit"] and reports[0].predicted_cached == 0 < reports[0].upper_bound
+    sdk.flush()
+    tracker = client._prefixlint_state.tracker
+    assert all(not interval._flights for interval in tracker._domains.values())  # no flight left over
+
+
 def test_two_wrapped_clients_on_one_key_share_what_they_sent(server: ProviderServer) -> None:
     reports: list[CacheReport] = []
     first = _openai(server, reports, tenant="acme")

@@ -141,11 +141,40 @@ def test_otel_attributes_follow_genai_conventions() -> None:
     span = Recording()
     with trace.use_span(span):
         assert otel.emit(report)
-    assert span.attrs["gen_ai.usage.cache_read.input_tokens"] == 1000
-    assert span.attrs["gen_ai.usage.cache_creation.input_tokens"] == 50
-    assert span.attrs["gen_ai.usage.input_tokens"] == 1200
-    assert span.attrs["gen_ai.provider.name"] == "anthropic"
-    assert span.attrs["prefixlint.cache.verdict"] == "hit"
+    assert span.attrs == {
+        "gen_ai.provider.name": "anthropic",
+        "gen_ai.operation.name": "chat",
+        "gen_ai.request.model": "claude-x",
+        "gen_ai.usage.input_tokens": 1200,
+        "gen_ai.usage.cache_read.input_tokens": 1000,
+        "gen_ai.usage.cache_creation.input_tokens": 50,
+        "prefixlint.cache.verdict": "hit",
+        "prefixlint.cache.predicted_tokens": 900,
+        "prefixlint.cache.tokens_saved": 1000,
+        "prefixlint.cache.usd_saved": 0.0,
+    }
+    drifted = CacheReport(
+        "openai",
+        None,
+        "chat",
+        Verdict.DRIFT,
+        0,
+        None,
+        None,
+        10,
+        causes=("prefix changed at messages[0].content",),
+        divergence=sdk.Divergence(32, "messages[0].content"),
+    )
+    attrs = otel.attributes(drifted)
+    assert attrs["gen_ai.provider.name"] == "openai" and "gen_ai.request.model" not in attrs
+    assert "gen_ai.usage.input_tokens" not in attrs and "gen_ai.usage.cache_read.input_tokens" not in attrs
+    assert "gen_ai.usage.cache_creation.input_tokens" not in attrs
+    assert attrs["prefixlint.cache.causes"] == ["prefix changed at messages[0].content"]
+    assert attrs["prefixlint.cache.divergence.path"] == "messages[0].content"
+    assert attrs["prefixlint.cache.divergence.token_index"] == 32
+    assert otel.attributes(CacheReport("azure", "m", "chat", Verdict.HIT, 0, 0, 5, 5))[
+        "gen_ai.provider.name"
+    ] == ("azure.ai.openai")
 
 
 def _builder(today: str, docs: list[str], leak: bool = False) -> dict:

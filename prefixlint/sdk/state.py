@@ -148,12 +148,9 @@ class ClientState:
         dom_key = f"salt:{t_hash}" if salted else str(sent_key or "")
         retention = body.get("prompt_cache_retention")
         ttl = self.spec.extended_ttls.get(retention) if isinstance(retention, str) else None
-        if conversation:
-            drift_key, drift_kind = f"conv|{conversation}", "conversation"
-        elif call_kw.get("prefixlint_template"):
-            drift_key, drift_kind = f"{t_hash}|tpl|{template}", "template"
-        else:
-            drift_key, drift_kind = f"{t_hash}|site|{template}", "site"
+        drift_key, drift_kind = _drift_group(
+            conversation, call_kw.get("prefixlint_template"), template, t_hash
+        )
         call = Call(
             api=base_api,
             provider=self.provider,
@@ -353,6 +350,15 @@ class ClientState:
                 log.exception("prefixlint: accounting failed")
             return result
         return self.after(call, result, kwargs)
+
+
+def _drift_group(conversation: Any, named: Any, template: str, t_hash: str | None) -> tuple[str, str]:
+    """(key, kind) under which drift compares requests: a conversation, a named template or a call site."""
+    if conversation:
+        return f"conv|{conversation}", "conversation"
+    if named:
+        return f"{t_hash}|tpl|{template}", "template"
+    return f"{t_hash}|site|{template}", "site"
 
 
 def _get(mapping: Any, key: str) -> Any:
