@@ -339,6 +339,7 @@ def test_after_an_internal_error_the_request_keeps_its_tenant_key(
         raise RuntimeError("simulated prefixlint bug")
 
     monkeypatch.setattr("prefixlint.sdk.state.rewrite", broken)
+    given = dict(given)  # the parameter is shared between runs: leave it as it is
     opts = {"cache_key_fn": lambda info: "from-fn"} if given.pop("cache_key_fn", None) else {}
     client = _openai(server, [], tenant="acme", salt_secret=SECRET, **opts)
     with caplog.at_level(logging.ERROR, logger="prefixlint.sdk"):
