@@ -36,6 +36,7 @@ from prefixlint.sdk.tenancy import (
     tenant_hash,
 )
 from prefixlint.sdk.tracker import tracker_for
+from prefixlint.sdk.worker import WORKER
 
 log = logging.getLogger("prefixlint.sdk")
 _RAW_HEADER = "X-Stainless-Raw-Response"
@@ -336,7 +337,9 @@ class ClientState:
         try:
             job = call.sent_job
             if job is not None and not job.done() and not self.opts.background:
-                await asyncio.wait_for(asyncio.wrap_future(job), 10.0)
+                WORKER.run_until(job)
+                if not job.done():  # the worker is running it: wait without blocking the loop
+                    await asyncio.wait_for(asyncio.wrap_future(job), 10.0)
         except Exception:
             log.debug("prefixlint: send-side accounting did not finish", exc_info=True)
         raw = (kwargs.get("extra_headers") or {}).get(_RAW_HEADER)
