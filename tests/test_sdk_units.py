@@ -271,3 +271,37 @@ def test_report_summary_and_dict() -> None:
     assert d["verdict"] == "drift" and d["divergence"]["token_index"] == 48 and d["prompt_tokens"] == 2000
     assert report.hit_ratio == 0.025
     assert CacheReport("openai", None, "chat", Verdict.UNVERIFIED, 0, None, None, 5).hit_ratio == 0.0
+
+
+def test_cache_interval_counts_requests_in_flight_as_may_be_cached() -> None:
+    """The interval the SDK and the audit share: lower = responses begun, upper = also in flight."""
+    from prefixlint.analysis.payloads import PieceCache, pieces_from_request
+    from prefixlint.model.prefix_cache import CacheInterval
+    from prefixlint.model.tokens import tokenizer_for
+
+    cache = PieceCache(tokenizer_for("openai", "gpt-4o"))
+    system = "Policy. " + " ".join(f"rule{i}" for i in range(900))
+
+    def req(q: str) -> list:
+        return pieces_from_request(
+            {"messages": [{"role": "system", "content": system}, {"role": "user", "content": q}]},
+            "chat",
+            cache,
+        )
+
+    iv = CacheInterval.for_provider("openai", "gpt-4o")
+    a, b, c = req("a"), req("b"), req("c")
+    fa = iv.sent(a, 0.0)
+    pb = iv.predict(b, 0.1)  # a is in flight: b may or may not hit
+    assert pb.cached == 0 and pb.upper >= 1024 and pb.shared_upper >= 1024
+    fb = iv.sent(b, 0.1)
+    pa = iv.widen(fa, iv.lower.predict(a, 0.0))  # b, sent while a waited, may have written first
+    assert pa.cached == 0 and pa.upper >= 1024
+    iv.begun(fa, 0.2)
+    pc = iv.predict(c, 0.3)
+    assert pc.cached >= 1024 and pc.upper >= pc.cached  # a's response began: c must hit
+    iv.failed(fb)
+    assert not iv._flights
+    stale = iv.sent(c, 0.3)
+    iv.sent(req("d"), 10_000.0)  # long after: the lost flight is dropped
+    assert id(stale) not in iv._flights
