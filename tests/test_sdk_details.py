@@ -183,6 +183,7 @@ def test_anthropic_stream_usage_merged_from_both_events(server: ProviderServer) 
             s.get_final_message()
     assert [r.verdict for r in reports] == [Verdict.EXPECTED_MISS, Verdict.HIT]
     assert reports[0].cache_write > 1000 and reports[1].reported_cached > 1000
+    assert reports[0].cache_write_5m == reports[0].cache_write and reports[0].cache_write_1h == 0
 
 
 def test_async_stream_without_iterator_passes_through(server: ProviderServer, monkeypatch, caplog) -> None:
@@ -238,7 +239,7 @@ def test_secrets_decode_in_either_base64_alphabet() -> None:
     with pytest.raises(SdkConfigError, match="not valid base64"):
         decode_secret(std[:-4] + "!!!=")
     with pytest.raises(SdkConfigError, match="not valid base64"):
-        decode_secret(url + "+/")  # the two alphabets mixed
+        decode_secret(std[:-8] + "*")
 
 
 def test_cache_salt_format_is_stable() -> None:
@@ -246,3 +247,61 @@ def test_cache_salt_format_is_stable() -> None:
     secret = bytes(range(32))
     mac = hmac.new(secret, b"prefixlint-salt-v1\x00acme", hashlib.sha256).digest()
     assert derive_cache_salt("acme", secret) == base64.urlsafe_b64encode(mac).decode().rstrip("=")
+
+
+def test_breakpoints_on_a_plain_string_system_and_1h_controls(server: ProviderServer) -> None:
+    tools = [{"name": "lookup", "description": "tool " * 1100, "input_schema": {"type": "object"}}]
+    client = sdk.wrap(anthropic.Anthropic(base_url=server.url, api_key="k", max_retries=0), static_ttl="1h")
+    client.messages.create(
+        model=CLAUDE, max_tokens=5, tools=tools, system=SYSTEM, messages=[{"role": "user", "content": "q"}]
+    )
+    sent = server.requests[-1]
+    one_hour = {"type": "ephemeral", "ttl": "1h"}
+    assert sent["tools"][0]["cache_control"] == one_hour
+    assert sent["system"] == [{"type": "text", "text": SYSTEM, "cache_control": one_hour}]
+    assert sent["messages"] == [
+        {"role": "user", "content": [{"type": "text", "text": "q", "cache_control": {"type": "ephemeral"}}]}
+    ]
+
+
+def test_the_default_template_is_the_call_site(server: ProviderServer) -> None:
+    import inspect
+
+    reports: list[CacheReport] = []
+    client = _openai(server, reports)
+    line = inspect.currentframe().f_lineno + 1
+    client.chat.completions.create(model="gpt-4o", messages=[{"role": "user", "content": "q"}])
+    assert reports[-1].template == f"{__file__}:{line}"
+
+
+def test_a_divergence_at_the_first_token(server: ProviderServer) -> None:
+    reports: list[CacheReport] = []
+    client = _openai(server, reports)
+    for head in ("a", "b"):
+        client.chat.completions.create(
+            model="gpt-4o",
+            messages=[{"role": "system", "content": head + SYSTEM}, {"role": "user", "content": "q"}],
+            prefixlint_template="t",
+        )
+    d = reports[1].divergence
+    assert d.token_index == 0 and d.path == "messages[0].content"
+
+
+def test_a_forked_child_accounts_with_its_own_worker(server: ProviderServer) -> None:
+    import os
+
+    reports: list[CacheReport] = []
+    client = _openai(server, reports, tenant="acme")
+    client.chat.completions.create(model="gpt-4o", messages=[{"role": "user", "content": "warm"}])
+    pid = os.fork()
+    if pid == 0:  # the child: the parent's worker thread does not exist here
+        code = 1
+        try:
+            child: list[CacheReport] = []
+            forked = _openai(server, child, tenant="acme", background=True)
+            forked.chat.completions.create(model="gpt-4o", messages=[{"role": "user", "content": "child"}])
+            code = 0 if sdk.flush(timeout=20) and len(child) == 1 else 2
+        finally:
+            os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0

@@ -134,9 +134,8 @@ def decode_secret(secret: str) -> bytes:
     """The 32 bytes of a base64 (standard or url-safe) secret; raises :class:`SdkConfigError`."""
     s = secret.strip()
     try:
-        raw = base64.b64decode(
-            s + "=" * (-len(s) % 4), altchars=b"-_" if ("-" in s or "_" in s) else None, validate=True
-        )
+        # altchars maps the url-safe "-_" to "+/", so both alphabets decode; padding may be left off
+        raw = base64.b64decode(s + "=" * (-len(s) % 4), altchars=b"-_", validate=True)
     except (binascii.Error, ValueError) as exc:
         raise SdkConfigError("salt secret is not valid base64") from exc
     if len(raw) < 32:
