@@ -305,3 +305,42 @@ def test_cache_interval_counts_requests_in_flight_as_may_be_cached() -> None:
     stale = iv.sent(c, 0.3)
     iv.sent(req("d"), 10_000.0)  # long after: the lost flight is dropped
     assert id(stale) not in iv._flights
+
+
+def _piece(i: int, section, end: int, stable: bool = True, role: str | None = None, mi: int | None = None):
+    from prefixlint.model.pieces import Piece
+
+    return Piece(f"p[{i}]", section, role, 10, bytes([i]), bytes([i]), end, (), stable, None, mi)
+
+
+def test_breakpoint_choice_keeps_the_api_rules() -> None:
+    """Anthropic's rules for breakpoints, on pieces the wrapper could meet: at most the model's limit
+    (the last ones kept), 1h entries before 5m ones, never on a volatile block, only past the minimum."""
+    from dataclasses import replace
+
+    from prefixlint.model.layout import Section
+    from prefixlint.sdk.breakpoints import choose
+
+    rules = get_provider("anthropic").rules_for("claude-sonnet-4-5")  # 1024-token minimum, 4 breakpoints
+    pieces = [
+        _piece(0, Section.TOOLS, 1500),
+        _piece(1, Section.SYSTEM, 3000),
+        _piece(2, Section.MESSAGES, 4000, role="user", mi=0),
+        _piece(3, Section.MESSAGES, 5000, role="assistant", mi=1),
+        _piece(4, Section.MESSAGES, 6000, role="user", mi=2),
+        _piece(5, Section.MESSAGES, 6100, stable=False, role="user", mi=2),
+    ]
+    pieces[0] = replace(pieces[0], path="tools[0]")
+    assert choose(pieces, rules, "1h") == [(0, "1h"), (1, "1h"), (3, "5m"), (4, "5m")]  # not the volatile 5
+    assert choose(pieces, replace(rules, max_breakpoints=2), "1h") == [(3, "5m"), (4, "5m")]  # the last ones
+    assert choose(pieces, replace(rules, max_breakpoints=0)) == []
+    assert choose([replace(p, stable=False) for p in pieces], rules) == []
+    short = [replace(p, end=p.end // 10) for p in pieces]  # nothing reaches 1024 tokens before piece 3
+    assert choose(short, rules, "1h") == []
+    # a system block after a message (not an Anthropic shape, but the rule holds): 1h never follows 5m
+    odd = [
+        pieces[2],
+        replace(pieces[3], section=Section.SYSTEM, role="system", message_index=None),
+        pieces[4],
+    ]
+    assert choose(odd, rules, "1h") == [(0, "5m"), (1, "5m"), (2, "5m")]  # the system one demoted
