@@ -13,6 +13,7 @@ import typer
 from typer.core import TyperGroup
 
 from prefixlint import __version__
+from prefixlint.commands.audit import audit
 from prefixlint.commands.check import check
 from prefixlint.commands.common import EXIT_ERROR, FAST_EXIT
 from prefixlint.commands.lean import LeanCommand, install_lean_coercion
@@ -94,6 +95,7 @@ def _root(
 app.command("check", cls=LeanCommand)(check)
 app.command("rules", cls=LeanCommand)(rules)
 app.command("rule", cls=LeanCommand)(rule)
+app.command("audit")(audit)
 
 
 # Sub-apps mounted under the root: (module with a typer ``app``, help). They are imported and built

@@ -183,11 +183,11 @@ def _entries(name: str, line: int, obj: Any) -> Iterator[tuple[str, int, Any, Pr
     if isinstance(obj, dict):
         for key in _CONTAINER_KEYS:
             items = obj.get(key)
-            if isinstance(items, list) and items and all(isinstance(i, dict) for i in items):
-                if not any(k in obj for k in ("messages", "input", "request", "body")):
-                    for item in items:
-                        yield name, line, item, None
-                    return
+            wrapper = not any(k in obj for k in ("messages", "input", "request", "body"))
+            if wrapper and isinstance(items, list) and items and all(isinstance(i, dict) for i in items):
+                for item in items:
+                    yield name, line, item, None
+                return
     yield name, line, obj, None
 
 

@@ -509,9 +509,9 @@ class PartitionReplay:
             )
             if marks > rules.max_breakpoints:
                 s.flags["too-many-breakpoints"] += 1
-        if rules.granularity == "breakpoint" and prompt >= rules.min_cacheable_tokens:
-            if not any(p.ttl for p in pieces) and rec.body.get("cache_control") is None:
-                s.flags["no-breakpoint"] += 1
+        long_enough = rules.granularity == "breakpoint" and prompt >= rules.min_cacheable_tokens
+        if long_enough and not any(p.ttl for p in pieces) and rec.body.get("cache_control") is None:
+            s.flags["no-breakpoint"] += 1
 
     def _track_writes(
         self,
