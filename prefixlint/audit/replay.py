@@ -387,8 +387,6 @@ class PartitionReplay:
                 return "lookback-exceeded"
         if rules.granularity == "breakpoint" and not req.breakpoints:
             return "no-breakpoint"
-        if pred.below_minimum:
-            return "below-minimum"
         if pred.evicted:
             return "evicted"
         if rpm and rate > rpm:
@@ -483,15 +481,19 @@ class PartitionReplay:
             section, role, position = site
             key = (template, section, role, kind or "text")
             s.site(key, lost, position, self._example(rec, self._divergence, kind))
-        self._flags(rec, pieces, rules, prompt)
+        self._flags(rec, pieces, rules, prompt, pred)
         self._track_writes(d, pieces, pred, rules, rec, price)
         if self.options.judge is not None:
             self._verdict(rec, rules, tok, pred, upper, drift, usage, rate, spec.routing_rpm)
         if self.trace is not None:
             self._emit_trace(rec, pieces, pred)
 
-    def _flags(self, rec: LogRecord, pieces: list[Piece], rules: ModelCacheRules, prompt: int) -> None:
+    def _flags(
+        self, rec: LogRecord, pieces: list[Piece], rules: ModelCacheRules, prompt: int, pred: Prediction
+    ) -> None:
         s = self.summary
+        if pred.below_minimum:
+            s.flags["below-minimum"] += 1
         for p in pieces:
             if p.section.value == "messages":
                 break
@@ -526,6 +528,12 @@ class PartitionReplay:
         if rules.granularity not in ("breakpoint", "exact"):
             return
         now = self._last_time or 0.0
+        while d.writes:  # expired writes first: what nobody read by then is never read
+            chain, w = next(iter(d.writes.items()))
+            if w[1] >= now and len(d.writes) < 10_000:
+                break
+            del d.writes[chain]
+            self._unread(w, rules, price)
         if pred.cached:
             for p in pieces:
                 if p.end == pred.cached:
@@ -536,17 +544,11 @@ class PartitionReplay:
         if pred.written:
             last = next((p for p in reversed(pieces) if p.ttl or rules.granularity == "exact"), pieces[-1])
             ttl = 3600.0 if last.ttl == "1h" else float(rules.ttl_seconds or 300)
-            w = d.writes.get(last.chain)
+            w = d.writes.pop(last.chain, None)
             if w is None:
-                d.writes[last.chain] = [float(pred.written), now + ttl, 0.0]
-            else:
-                w[1] = now + ttl
-        while d.writes:
-            chain, w = next(iter(d.writes.items()))
-            if w[1] >= now and len(d.writes) < 10_000:
-                break
-            del d.writes[chain]
-            self._unread(w, rules, price)
+                w = [float(pred.written), now + ttl, 0.0]
+            w[1] = now + ttl
+            d.writes[last.chain] = w  # kept in order of expiry
 
     def _unread(self, w: list[float], rules: ModelCacheRules, price: Price) -> None:
         if w[2]:

@@ -250,7 +250,8 @@ def audit(
             raise fail(f"--fail-under: the log carries no usage, so there is no {fail_metric.value} hit rate")
         if rate < threshold:
             typer.echo(
-                f"prefixlint audit: {fail_metric.value} hit rate {rate:.1%} is below --fail-under {threshold:.1%}",
+                f"prefixlint audit: {fail_metric.value} hit rate {rate:.1%} "
+                f"is below --fail-under {threshold:.1%}",
                 err=True,
             )
             code = EXIT_FINDINGS
