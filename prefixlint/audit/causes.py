@@ -49,7 +49,9 @@ CAUSES: dict[str, Cause] = {
             "CL007",
         ),
         Cause("no-breakpoint", "no cache_control anywhere on a prompt long enough to cache", "CL010"),
-        Cause("below-minimum", "the shared prefix is below the model's minimum cacheable length", "CL011", False),
+        Cause(
+            "below-minimum", "the shared prefix is below the model's minimum cacheable length", "CL011", False
+        ),
         Cause(
             "volatile-in-prefix",
             "a timestamp or id inside the cacheable head (a suspicion; prefix-changed confirms)",

@@ -17,7 +17,7 @@ import random
 from hashlib import blake2b
 from typing import TYPE_CHECKING, Any
 
-from prefixlint.model.pieces import Piece
+from prefixlint.model.pieces import SKETCH_BLOCK, Piece
 from prefixlint.model.prefix_cache import Prediction
 
 if TYPE_CHECKING:
@@ -28,7 +28,12 @@ _MASK = (1 << 63) - 1
 
 
 def block_ids(pieces: list[Piece], block: int, key: bytes) -> list[int]:
-    """One id per block of ``block`` tokens (the last one may be partial)."""
+    """One id per block of ``block`` tokens (the last one may be partial).
+
+    A block's id covers the prefix up to its end: the pieces before, then the piece's own 16-token
+    sketch blocks up to the end (so a long piece that changes near its end keeps its leading ids),
+    or the whole piece where no sketch block reaches that far.
+    """
     out: list[int] = []
     if not pieces:
         return out
@@ -39,7 +44,14 @@ def block_ids(pieces: list[Piece], block: int, key: bytes) -> list[int]:
         while pieces[j].end < end:
             j += 1
         p = pieces[j]
-        digest = blake2b(p.chain + (p.end - end).to_bytes(8, "big"), key=key[:64], digest_size=8).digest()
+        start = p.end - p.tokens
+        prev = pieces[j - 1].chain if j else b""
+        covered = -(-(end - start) // SKETCH_BLOCK)
+        if end < p.end and covered <= len(p.sketch):
+            data = prev + repr(p.sketch[:covered]).encode() + (end - start).to_bytes(8, "big")
+        else:
+            data = p.chain + (p.end - end).to_bytes(8, "big")
+        digest = blake2b(data, key=key[:64], digest_size=8).digest()
         out.append(int.from_bytes(digest, "big") & _MASK)
     return out
 
