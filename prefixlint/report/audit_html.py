@@ -57,10 +57,10 @@ def _figures(doc: dict[str, Any]) -> dict[str, str]:
     if xs:
         x0 = xs[0]
         xs = [x - x0 for x in xs]
-        for key, label, color in (
-            ("simulated", "simulated", "#0969da"),
-            ("reported", "reported", "#cf222e"),
-            ("fixed", "fixed (counterfactual)", "#1a7f37"),
+        for key, label, color, style, width in (
+            ("fixed", "fixed (counterfactual)", "#1a7f37", "--", 1.5),
+            ("reported", "reported", "#cf222e", "-", 1.5),
+            ("simulated", "simulated", "#0969da", "-", 2.5),
         ):
             pts = [(x, row[key] * 100) for x, row in zip(xs, tl, strict=True) if row[key] is not None]
             if pts:
@@ -69,6 +69,8 @@ def _figures(doc: dict[str, Any]) -> dict[str, str]:
                     [p[1] for p in pts],
                     label=label,
                     color=color,
+                    linestyle=style,
+                    linewidth=width,
                     marker="o",
                     markersize=3,
                 )
@@ -242,7 +244,8 @@ def render_audit_html(doc: dict[str, Any]) -> str:
                 f"{e(str(ex.get('source')))}:{ex.get('line')}{excerpt}",
             ]
         )
-    parts.append(_table(["template", "where", "kind", "count", "tokens lost", "example"], sites, left=3))
+    headers = ["template", "where", "kind", "count", "tokens lost", "example"]
+    parts.append(_table(headers, sites, left=3, text_last=True))
     parts.append("</section><section id=causes><h2>Causes</h2>")
     parts.append(
         _table(
@@ -259,6 +262,7 @@ def render_audit_html(doc: dict[str, Any]) -> str:
                 for c in doc["causes"]
             ],
             left=2,
+            text_last=True,
         )
     )
     parts.append("</section></body></html>\n")
