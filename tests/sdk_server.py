@@ -48,6 +48,8 @@ class ProviderServer:
     anthropic_min: int = 1024
     openai_min: int = 1024
     chunks: int = 3
+    delay: float = 0.0  # seconds between computing the usage and answering (requests stay in flight)
+    tool_use: bool = False  # /v1/messages answers with a text block and a tool_use block
     url: str = ""
     requests: list[dict[str, Any]] = field(default_factory=list)
     _blocks: dict[str, set[bytes]] = field(default_factory=dict)
@@ -69,6 +71,8 @@ class ProviderServer:
             self._bp.clear()
             self.requests.clear()
             self.mode = "normal"
+            self.delay = 0.0
+            self.tool_use = False
 
     def _units(self, body: dict[str, Any], api: str) -> list[tuple[list[int], str | None]]:
         """(token ids, cache_control ttl) per unit, with this server's framing."""
@@ -212,6 +216,8 @@ class ProviderServer:
         body = await request.json()
         self.requests.append(body)
         usage = self.openai_usage(request, body, "chat")
+        if self.delay:
+            await asyncio.sleep(self.delay)
         cid, model, created = f"chatcmpl-{uuid.uuid4().hex[:8]}", body.get("model"), int(time.time())
         if not body.get("stream"):
             return JSONResponse(
@@ -315,14 +321,19 @@ class ProviderServer:
         body = {**(await request.json()), **(extra or {})}
         self.requests.append(body)
         usage = self.anthropic_usage(request, body)
+        if self.delay:
+            await asyncio.sleep(self.delay)
         mid, model = f"msg_{uuid.uuid4().hex[:8]}", body.get("model")
+        content: list[dict[str, Any]] = [{"type": "text", "text": "ok"}]
+        if self.tool_use:
+            content.append({"type": "tool_use", "id": "toolu_01", "name": "lookup", "input": {"q": "x"}})
         message = {
             "id": mid,
             "type": "message",
             "role": "assistant",
             "model": model,
-            "content": [{"type": "text", "text": "ok"}],
-            "stop_reason": "end_turn",
+            "content": content,
+            "stop_reason": "tool_use" if self.tool_use else "end_turn",
             "stop_sequence": None,
             "usage": usage,
         }
@@ -390,6 +401,12 @@ class ProviderServer:
             self._server.stop()
 
 
+def _answer(body: dict) -> str:
+    """``ok``, or a JSON object when the request asks for structured output (``.parse``)."""
+    fmt = body.get("response_format") or {}
+    return '{"answer": "ok"}' if fmt.get("type") == "json_schema" else "ok"
+
+
 if __name__ == "__main__":  # run in its own process: prints the URL, serves until stdin closes
     import sys
 
@@ -397,9 +414,3 @@ if __name__ == "__main__":  # run in its own process: prints the URL, serves unt
     print(srv.url, flush=True)
     sys.stdin.read()
     srv.stop()
-
-
-def _answer(body: dict) -> str:
-    """``ok``, or a JSON object when the request asks for structured output (``.parse``)."""
-    fmt = body.get("response_format") or {}
-    return '{"answer": "ok"}' if fmt.get("type") == "json_schema" else "ok"

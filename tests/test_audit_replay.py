@@ -258,7 +258,6 @@ def test_capacity_curve_rises_with_capacity() -> None:
 
 
 def test_in_flight_requests_raise_the_upper_bound_not_the_prediction() -> None:
-    from prefixlint.sdk.report import judge
 
     one = openai_cached(1500 + MESSAGE_OVERHEAD)
     # three requests sent together, each taking 5 s: the 2nd and 3rd start while the 1st is in flight,
@@ -272,12 +271,12 @@ def test_in_flight_requests_raise_the_upper_bound_not_the_prediction() -> None:
         }
         for i in range(3)
     ]
-    s = replay(log, judge=judge)
+    s = replay(log)
     assert s.models[("openai", "gpt-4o")].simulated == 0  # nothing was committed before they were sent
     assert s.verdicts.get("unexpected_hit", 0) == 0
     assert s.verdicts["hit"] == 2 and s.verdicts["expected_miss"] == 1
     sequential = [dict(e, timestamp=100 + i * 10) for i, e in enumerate(log)]
-    assert replay(sequential, judge=judge).models[("openai", "gpt-4o")].simulated == 2 * one
+    assert replay(sequential).models[("openai", "gpt-4o")].simulated == 2 * one
 
 
 def test_reported_rate_and_gap() -> None:

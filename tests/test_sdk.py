@@ -29,6 +29,7 @@ def server() -> Iterator[ProviderServer]:
 @pytest.fixture(autouse=True)
 def _reset(server: ProviderServer) -> None:
     server.reset()
+    sdk.forget()  # the server's caches are empty again: so is this process's view of them
     server.salt_mode = False
 
 
@@ -277,9 +278,40 @@ def test_broken_callback_and_malformed_usage_never_break_the_call(server: Provid
     assert "on_report callback failed" in caplog.text
     state = client._prefixlint_state
     call = state.prepare("chat", {"model": "gpt-4o", "messages": _msgs("x")})[1]
-    state.finish(call, {"prompt_tokens": "lots", "prompt_tokens_details": ["bad"]})  # no exception
-    state.finish(call, object())
+    state.account.done(call, {"prompt_tokens": "lots", "prompt_tokens_details": ["bad"]})  # no exception
+    state.account.done(call, object())
     assert sdk.stats(client).verdicts.get("unverified") == 2
+
+
+@pytest.mark.parametrize(
+    ("target", "where"),
+    [
+        ("prefixlint.sdk.state.rewrite", "could not prepare the request"),
+        ("prefixlint.sdk.accounting.Accountant.report", "could not build the cache report"),
+        ("prefixlint.sdk.state.observe_any", "accounting failed"),
+        ("prefixlint.sdk.accounting.Accountant._begun", "background accounting failed"),
+    ],
+)
+def test_an_internal_error_never_reaches_the_caller(
+    server: ProviderServer, caplog, monkeypatch, target: str, where: str
+) -> None:
+    """A bug inside prefixlint (simulated) is logged; the caller's call returns its normal result."""
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("simulated prefixlint bug")
+
+    monkeypatch.setattr(target, broken)
+    reports: list[CacheReport] = []
+    client = _client(server, reports, tenant="acme", include_usage=True)
+    with caplog.at_level(logging.ERROR, logger="prefixlint.sdk"):
+        out = client.chat.completions.create(model="gpt-4o", messages=_msgs("a"))
+        chunks = list(client.chat.completions.create(model="gpt-4o", messages=_msgs("b"), stream=True))
+        sdk.flush()
+    assert out.choices[0].message.content == "ok"
+    assert "".join(c.choices[0].delta.content or "" for c in chunks if c.choices) == "w0 w1 w2 "
+    assert where in caplog.text and "simulated prefixlint bug" in caplog.text
+    assert len(server.requests) == 2
+    assert all(body["prompt_cache_key"].startswith("pfx-") for body in server.requests)  # tenancy kept
 
 
 def test_canonicalization_is_opt_in(server: ProviderServer) -> None:

@@ -31,6 +31,7 @@ def server() -> Iterator[ProviderServer]:
 @pytest.fixture(autouse=True)
 def _reset(server: ProviderServer) -> None:
     server.reset()
+    sdk.forget()  # the server's caches are empty again: so is this process's view of them
 
 
 def _client(server: ProviderServer, reports: list[CacheReport], **opts) -> anthropic.Anthropic:

@@ -5,10 +5,11 @@
 computes (:func:`replay_partition` is the pure form), so partitions can be replayed in any process.
 
 Inside a partition each cache domain (model, and ``prompt_cache_key`` or ``cache_salt``) has its own
-:class:`~prefixlint.model.prefix_cache.CacheModel` (behind a
-:class:`~prefixlint.model.prefix_cache.RoutedCache` where the provider routes by prefix and key). A
-request is predicted when it is sent and recorded when its response begins: one still in flight may
-be cached for the requests that follow, so it raises their upper bound, as in the SDK.
+:class:`~prefixlint.model.prefix_cache.CacheInterval` (behind a
+:class:`~prefixlint.model.prefix_cache.RoutedCache` where the provider routes by prefix and key), the
+SDK's own: a request is predicted when it is sent, may be cached from then on (upper bound), is
+cached once its response begins (lower bound), and is judged with
+:func:`~prefixlint.model.verdict.judge` once its response is there, as the SDK judges it.
 """
 
 from __future__ import annotations
@@ -17,7 +18,6 @@ import heapq
 from collections import OrderedDict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from hashlib import blake2b
 from typing import Any
 
 from prefixlint.analysis.payloads.divergence import SharedPrefix, first_divergence
@@ -28,32 +28,32 @@ from prefixlint.audit.fixed import fixed_request
 from prefixlint.audit.records import LogRecord
 from prefixlint.audit.sessions import Request, Sessions, Templates, head_end, stable_end
 from prefixlint.audit.summary import TIMELINE_STEP, AuditSummary
+from prefixlint.audit.trace import trace_entry
 from prefixlint.model.pieces import SKETCH_BLOCK, Piece
-from prefixlint.model.prefix_cache import CacheModel, Prediction, RoutedCache
+from prefixlint.model.prefix_cache import CacheInterval, CacheModel, Flight, Prediction, RoutedCache
 from prefixlint.model.prices import PriceBook
 from prefixlint.model.providers import ModelCacheRules, Price, get_provider
 from prefixlint.model.tokens import Tokenizer, tokenizer_for
-from prefixlint.model.usage import normalize_usage
+from prefixlint.model.usage import NormalizedUsage, normalize_usage
+from prefixlint.model.verdict import Divergence, judge
 
 _PURGE_EVERY = 2000  # requests between purges of expired cache entries
 _SELF_HOSTED = ("block", "token")
 _SESSION_IDLE = 86400.0  # seconds after which an idle session is closed (the longest retention)
 
-Judge = Callable[..., tuple[Any, tuple[str, ...], int, int]]
 TraceSink = Callable[[dict[str, Any]], None]
 
 
 @dataclass(frozen=True)
 class ReplayOptions:
-    """How to replay. ``judge`` is the SDK's verdict function (``prefixlint.sdk.report.judge``),
-    handed in by the command so that the audit and the SDK judge alike; None: no verdicts."""
+    """How to replay (``verdicts``: judge every request as the SDK does)."""
 
     capacity_tokens: int | None = None  # LRU capacity of self-hosted engines (None: never full)
     capacity_points: tuple[int, ...] = ()  # capacities of the hit-rate curve
     redact: bool = False
     routing: bool = True
     prices: PriceBook = field(default_factory=PriceBook.default)
-    judge: Judge | None = None
+    verdicts: bool = True
     trace_block: int = 16
     trace_key: bytes = b""
 
@@ -71,11 +71,14 @@ def piece_cache(provider: str, model: str | None) -> tuple[Tokenizer, PieceCache
     return hit[0] if hit[0] == tok else tok, hit[1]
 
 
+Source = RoutedCache[CacheInterval] | CacheInterval
+
+
 @dataclass(slots=True)
 class _Domain:
     rules: ModelCacheRules
-    original: RoutedCache | CacheModel
-    fixed: RoutedCache | CacheModel
+    original: Source
+    fixed: Source
     curve: list[CacheModel]
     writes: OrderedDict[bytes, list[float]] = field(
         default_factory=OrderedDict
@@ -111,6 +114,21 @@ def _cost(
     return (fresh * price.input + cached * price.cached_input + written * write_price) / 1e6
 
 
+@dataclass(slots=True)
+class _Judged:
+    """What the verdict of a request needs once its response began."""
+
+    source: str
+    line: int
+    rules: ModelCacheRules
+    exact: bool
+    pred: Prediction
+    drift: SharedPrefix | None
+    usage: NormalizedUsage | None
+    rate: int
+    rpm: int | None
+
+
 class PartitionReplay:
     """The replay state of one partition (its working set: cache entries, open sessions, templates)."""
 
@@ -119,7 +137,8 @@ class PartitionReplay:
         self.trace = trace
         self.summary = AuditSummary()
         self._domains: dict[tuple[str, str, str], _Domain] = {}
-        self._inflight: list[tuple[float, int, CacheModel, list[Piece], float | None]] = []
+        # responses still to begin: (when, order, interval, flight, ttl, what to judge then)
+        self._inflight: list[tuple[float, int, CacheInterval, Flight, float | None, _Judged | None]] = []
         self._seq = 0
         self._last_time: float | None = None
         self._templates = Templates()
@@ -149,44 +168,45 @@ class PartitionReplay:
         routed = self.options.routing and bool(spec.routing_rpm)
         limit = int(spec.raw.get("routing_prefix_tokens", 256))
 
-        def source() -> RoutedCache | CacheModel:
-            return RoutedCache(make, spec.routing_rpm, limit) if routed else make()
+        def interval() -> CacheInterval:
+            return CacheInterval(make)
+
+        def source() -> Source:
+            return RoutedCache(interval, spec.routing_rpm, limit) if routed else interval()
 
         curve = [make(c) for c in self.options.capacity_points] if self_hosted else []
         d = self._domains[key] = _Domain(rules, source(), source(), curve)
         return d
 
     @staticmethod
-    def _machine(
-        src: RoutedCache | CacheModel, pieces: list[Piece], now: float, key: str
-    ) -> tuple[CacheModel, int]:
+    def _machine(src: Source, pieces: list[Piece], now: float, key: str) -> tuple[CacheInterval, int]:
         if isinstance(src, RoutedCache):
             return src.route(pieces, now, key)
         return src, 0
 
-    def _commit_until(self, now: float) -> None:
+    def _begin_until(self, now: float) -> None:
+        """Responses that began by ``now``: their writes are cached; their requests are judged."""
         q = self._inflight
         while q and q[0][0] <= now:
-            at, _, model, pieces, ttl = heapq.heappop(q)
-            model.record(pieces, at, ttl)
+            at, _, interval, flight, ttl, judged = heapq.heappop(q)
+            interval.begun(flight, at, ttl)
+            if judged is not None:
+                self._verdict(judged, interval.widen(flight, judged.pred))
 
-    def _inflight_upper(self, model: CacheModel, pieces: list[Piece], rules: ModelCacheRules) -> int:
-        best = 0
-        for _, _, m, other, _ in self._inflight:
-            if m is model:
-                k = _shared_pieces(other, pieces)
-                if k:
-                    best = max(best, rules.cacheable(pieces[k - 1].end, pieces[-1].end))
-        return best
-
-    def _record(
-        self, model: CacheModel, pieces: list[Piece], now: float, commit: float, ttl: float | None
+    def _await(
+        self,
+        interval: CacheInterval,
+        flight: Flight,
+        now: float,
+        commit: float,
+        ttl: float | None,
+        judged: _Judged | None,
     ) -> None:
-        if commit > now:
-            self._seq += 1
-            heapq.heappush(self._inflight, (commit, self._seq, model, pieces, ttl))
-        else:
-            model.record(pieces, now, ttl)
+        """The response of a sent request begins at ``commit`` (now, when the log has no duration)."""
+        self._seq += 1
+        heapq.heappush(self._inflight, (commit, self._seq, interval, flight, ttl, judged))
+        if commit <= now:
+            self._begin_until(now)
 
     # -- one request ----------------------------------------------------------------------------
     def feed(self, rec: LogRecord) -> None:
@@ -214,14 +234,14 @@ class PartitionReplay:
         retention = rec.body.get("prompt_cache_retention")
         ttl = spec.extended_ttls.get(retention) if isinstance(retention, str) else None
         ttl_f = float(ttl) if ttl else None
-        self._commit_until(now)
+        self._begin_until(now)
         self._count += 1
         if self._count % _PURGE_EVERY == 0:
             self._purge(now)
 
         machine, rate = self._machine(d.original, pieces, now, rec.cache_key)
         pred = machine.predict(pieces, now)
-        upper = max(pred.upper, self._inflight_upper(machine, pieces, rules))
+        flight = machine.sent(pieces, now, ttl_f)
 
         # grouping and the previous request to compare with
         h_end = head_end(pieces)
@@ -251,9 +271,7 @@ class PartitionReplay:
         fpieces = pieces if fbody is rec.body else pieces_from_request(fbody, rec.api, cache, keep_text=False)
         fmachine, _ = self._machine(d.fixed, fpieces, now, rec.cache_key)
         fpred = fmachine.predict(fpieces, now)
-
-        self._record(machine, pieces, now, commit, ttl_f)
-        self._record(fmachine, fpieces, now, commit, ttl_f)
+        fflight = fmachine.sent(fpieces, now, ttl_f)
         for m in d.curve:
             cap_pred = m.observe(pieces, now)
             curve = s.capacity.setdefault((rec.provider, rec.model or ""), {})
@@ -292,9 +310,11 @@ class PartitionReplay:
         if len(self._heads) > 2000:
             self._heads.popitem(last=False)
 
-        self._account(
-            rec, d, rules, tok, pieces, pred, fpred, upper, drift, lost, cause, kind, site, rate, template
+        judged = self._account(
+            rec, d, rules, tok, pieces, pred, fpred, drift, lost, cause, kind, site, rate, template
         )
+        self._await(machine, flight, now, commit, ttl_f, judged)
+        self._await(fmachine, fflight, now, commit, ttl_f, None)
 
     def _diagnose(
         self,
@@ -405,7 +425,6 @@ class PartitionReplay:
         pieces: list[Piece],
         pred: Prediction,
         fpred: Prediction,
-        upper: int,
         drift: SharedPrefix | None,
         lost: int,
         cause: str | None,
@@ -413,7 +432,7 @@ class PartitionReplay:
         site: tuple[str, str, int] | None,
         rate: int,
         template: str,
-    ) -> None:
+    ) -> _Judged | None:
         s = self.summary
         spec = get_provider(rec.provider)
         model = rec.model or ""
@@ -483,10 +502,11 @@ class PartitionReplay:
             s.site(key, lost, position, self._example(rec, self._divergence, kind))
         self._flags(rec, pieces, rules, prompt, pred)
         self._track_writes(d, pieces, pred, rules, rec, price)
-        if self.options.judge is not None:
-            self._verdict(rec, rules, tok, pred, upper, drift, usage, rate, spec.routing_rpm)
         if self.trace is not None:
             self._emit_trace(rec, pieces, pred)
+        if not self.options.verdicts:
+            return None
+        return _Judged(rec.source, rec.line, rules, tok.exact, pred, drift, usage, rate, spec.routing_rpm)
 
     def _flags(
         self, rec: LogRecord, pieces: list[Piece], rules: ModelCacheRules, prompt: int, pred: Prediction
@@ -561,22 +581,17 @@ class PartitionReplay:
         ) - price.input
         self.summary.cause("write-never-read", tokens, tokens * max(0.0, premium) / 1e6, None)
 
-    def _verdict(
-        self,
-        rec: LogRecord,
-        rules: ModelCacheRules,
-        tok: Tokenizer,
-        pred: Prediction,
-        upper: int,
-        drift: SharedPrefix | None,
-        usage: Any,
-        rate: int,
-        rpm: int | None,
-    ) -> None:
+    def _verdict(self, j: _Judged, pred: Prediction) -> None:
+        """Judge a request whose response began, with the SDK's verdict logic and interval."""
+        rules = j.rules
         gran = rules.increment if rules.granularity in ("increment", "block") else SKETCH_BLOCK
-        verdict, causes, exp, up = self.options.judge(  # type: ignore[misc]
+        drift = None
+        if j.drift is not None:
+            drift = Divergence(j.drift.tokens, j.drift.path or "(request ended)")
+        usage = j.usage
+        verdict, causes, exp, up = judge(
             predicted=pred.cached,
-            upper=upper,
+            upper=pred.upper,
             local_prompt=pred.prompt,
             reported_cached=usage.cached if usage is not None else None,
             reported_prompt=usage.prompt_tokens if usage is not None else None,
@@ -585,24 +600,24 @@ class PartitionReplay:
             below_minimum=pred.below_minimum,
             shared=pred.shared,
             drift=drift,
-            route_rpm=rate,
-            route_limit=rpm,
-            tokens_exact=tok.exact,
+            route_rpm=j.rate,
+            route_limit=j.rpm,
+            tokens_exact=j.exact,
             minimum=rules.min_cacheable_tokens,
             regrid=rules.cacheable if rules.granularity in ("increment", "block") else None,
+            shared_upper=pred.shared_upper,
         )
-        name = getattr(verdict, "value", str(verdict))
         example = {
-            "source": rec.source,
-            "line": rec.line,
+            "source": j.source,
+            "line": j.line,
             "predicted": exp,
             "upper": up,
             "reported": usage.cached if usage is not None else None,
             "causes": list(causes),
         }
-        self.summary.verdict(name, example)
+        self.summary.verdict(verdict.value, example)
         if self.verdict_log is not None:
-            self.verdict_log.append((rec.source, rec.line, name))
+            self.verdict_log.append((j.source, j.line, verdict.value))
 
     def _example(self, rec: LogRecord, div: SharedPrefix | None, kind: str | None = None) -> dict[str, Any]:
         ex: dict[str, Any] = {"source": rec.source, "line": rec.line}
@@ -614,21 +629,19 @@ class PartitionReplay:
         return ex
 
     def _emit_trace(self, rec: LogRecord, pieces: list[Piece], pred: Prediction) -> None:
-        from prefixlint.audit.trace import trace_entry
-
         self.trace(trace_entry(rec, pieces, pred, self._last_time or 0.0, self.options))  # type: ignore[misc]
 
     def _purge(self, now: float) -> None:
         for d in self._domains.values():
             for src in (d.original, d.fixed):
-                models = src._machines.values() if isinstance(src, RoutedCache) else (src,)
-                for model in models:
-                    model.purge(now)
+                for interval in src.machines() if isinstance(src, RoutedCache) else (src,):
+                    interval.lower.purge(now)
+                    interval.upper.purge(now)
         self._sessions.close_idle(now, _SESSION_IDLE)
 
     def finish(self) -> AuditSummary:
-        """Commit what is in flight, count writes never read, and return the partition's summary."""
-        self._commit_until(float("inf"))
+        """Let what is in flight begin, count writes never read, and return the partition's summary."""
+        self._begin_until(float("inf"))
         for d in self._domains.values():
             price = self.options.prices.price(d.rules.provider, d.rules.model)
             for w in d.writes.values():
@@ -645,8 +658,3 @@ def replay_partition(
     for rec in records:
         replay.feed(rec)
     return replay.finish()
-
-
-def anonymous_id(*parts: str, key: bytes = b"") -> str:
-    """A short keyed hash of ``parts`` (domain labels in exports)."""
-    return blake2b("\x00".join(parts).encode(), key=key[:64], digest_size=6).hexdigest()

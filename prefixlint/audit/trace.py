@@ -56,11 +56,15 @@ def block_ids(pieces: list[Piece], block: int, key: bytes) -> list[int]:
     return out
 
 
+def anonymous_id(*parts: str, key: bytes = b"") -> str:
+    """A short keyed hash of ``parts`` (domain labels in exports)."""
+    return blake2b("\x00".join(parts).encode(), key=key[:64], digest_size=6).hexdigest()
+
+
 def trace_entry(
     rec: LogRecord, pieces: list[Piece], pred: Prediction, now: float, options: ReplayOptions
 ) -> dict[str, Any]:
-    from prefixlint.audit.replay import anonymous_id
-
+    """One line of the trace for a replayed request."""
     usage = rec.usage if isinstance(rec.usage, dict) else {}
     out_tokens = usage.get("completion_tokens", usage.get("output_tokens", 0))
     return {

@@ -144,7 +144,6 @@ def audit(
     from prefixlint.audit.replay import ReplayOptions
     from prefixlint.model.prices import PriceBook, PriceFileError
     from prefixlint.model.providers import UnknownProviderError, get_provider
-    from prefixlint.sdk.report import judge
 
     inputs = paths or ["-"]
     threshold = _rate(fail_under) if fail_under is not None else None
@@ -175,7 +174,6 @@ def audit(
         redact=redact,
         routing=not no_routing,
         prices=book,
-        judge=judge,
         trace_block=trace_block,
         trace_key=key,
     )

@@ -15,14 +15,16 @@ import math
 import os
 from collections import OrderedDict, deque
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from hashlib import blake2b
+from typing import Generic, TypeVar
 
 from prefixlint.model.layout import Layout, Section
 from prefixlint.model.pieces import SKETCH_BLOCK, Piece, common_blocks
 from prefixlint.model.providers import ModelCacheRules, get_provider
 
 _SIBLINGS = 4  # siblings kept per parent for partial-match estimates
+_M = TypeVar("_M")
 
 
 @dataclass(slots=True)
@@ -40,7 +42,9 @@ class Prediction:
 
     ``cached`` is the expected read; ``upper`` the most the provider could serve from anything this
     model has seen; ``shared`` the longest shared prefix before rules apply; ``written`` the tokens
-    expected to be written (breakpoint providers).
+    expected to be written (breakpoint providers). From a :class:`CacheInterval`, ``cached`` and
+    ``shared`` are the lower bound (finished requests) and ``upper`` and ``shared_upper`` the upper
+    bound (requests in flight too).
     """
 
     cached: int
@@ -50,6 +54,7 @@ class Prediction:
     written: int = 0
     expired: bool = False
     below_minimum: bool = False
+    shared_upper: int = 0
     evicted: bool = False
 
 
@@ -165,7 +170,7 @@ class CacheModel:
         slack = SKETCH_BLOCK if k < len(pieces) else 0
         upper = self.rules.cacheable(min(prompt, total + slack), prompt)
         below = total > 0 and cached == 0
-        return Prediction(cached, max(upper, cached), total, prompt, 0, expired, below, evicted)
+        return Prediction(cached, max(upper, cached), total, prompt, 0, expired, below, evicted=evicted)
 
     def _partial(self, pieces: Sequence[Piece], k: int, now: float) -> int:
         parent = pieces[k - 1].chain if k else b""
@@ -337,18 +342,113 @@ class CacheModel:
         return pred
 
 
-class RoutedCache:
+@dataclass(slots=True)
+class Flight:
+    """A request in flight: its pieces and those of the requests sent while it was in the air."""
+
+    pieces: Sequence[Piece]
+    sent: float
+    later: list[Sequence[Piece]]
+
+
+def _overlap(a: Sequence[Piece], b: Sequence[Piece]) -> int:
+    """Tokens at the start of ``a`` that ``b`` shares (whole pieces by chained hash, then sketch blocks)."""
+    lo, hi = 0, min(len(a), len(b))
+    while lo < hi:  # chains: equal at k means equal before k, so the equal prefix is found by bisection
+        mid = (lo + hi + 1) // 2
+        if a[mid - 1].chain == b[mid - 1].chain:
+            lo = mid
+        else:
+            hi = mid - 1
+    shared = a[lo - 1].end if lo else 0
+    if lo < len(a) and lo < len(b):
+        shared += common_blocks(a[lo].sketch, b[lo].sketch) * SKETCH_BLOCK
+    return shared
+
+
+class CacheInterval:
+    """One domain's cache as an interval: what surely was written, and what may have been.
+
+    A request writes the cache while the provider reads its prompt, before its response begins, and a
+    provider may serve concurrent requests in any order. So the requests in flight around a request,
+    sent before it or after it while it waited, may or may not have written what it reads:
+
+    * ``sent`` records a request in the upper model and returns its :class:`Flight`;
+    * ``begun`` (its response started) records it in both models and ends the flight;
+    * :meth:`predict` at send time gives the lower bound (``cached``, ``shared``: finished requests)
+      and an upper bound (``upper``, ``shared_upper``: in flight too); :meth:`widen` adds, once the
+      response is there, what the requests sent during the flight could have written.
+
+    A request that failed in flight stays "may be cached" in the upper model.
+    """
+
+    def __init__(self, make: Callable[[], CacheModel], max_flight_s: float = 600.0) -> None:
+        self.lower = make()
+        self.upper = make()
+        self.rules = self.lower.rules
+        self.max_flight_s = max_flight_s
+        self._flights: dict[int, Flight] = {}
+
+    @classmethod
+    def for_provider(cls, provider: str, model: str | None = None) -> CacheInterval:
+        return cls(lambda: CacheModel.for_provider(provider, model))
+
+    def predict(self, pieces: Sequence[Piece], now: float) -> Prediction:
+        low = self.lower.predict(pieces, now)
+        high = self.upper.predict(pieces, now)
+        return replace(low, upper=max(low.upper, high.upper), shared_upper=max(low.shared, high.shared))
+
+    def sent(self, pieces: Sequence[Piece], now: float, ttl_seconds: float | None = None) -> Flight:
+        """A request left: from now on it may be cached. Returns its flight (for ``begun``/``widen``)."""
+        self.upper.record(pieces, now, ttl_seconds)
+        flights = self._flights
+        if flights:
+            stale = now - self.max_flight_s
+            for key, f in list(flights.items()):
+                if f.sent < stale:  # lost (the call failed or was never finished)
+                    del flights[key]
+                else:
+                    f.later.append(pieces)
+        flight = Flight(pieces, now, [])
+        flights[id(flight)] = flight
+        return flight
+
+    def begun(self, flight: Flight, now: float, ttl_seconds: float | None = None) -> None:
+        """A request's response began: what it wrote is cached (and refreshed as of ``now``)."""
+        self._flights.pop(id(flight), None)
+        self.lower.record(flight.pieces, now, ttl_seconds)
+        self.upper.record(flight.pieces, now, ttl_seconds)
+
+    def failed(self, flight: Flight) -> None:
+        """A request failed: it may have written the cache (it stays in the upper model)."""
+        self._flights.pop(id(flight), None)
+
+    def widen(self, flight: Flight, pred: Prediction) -> Prediction:
+        """``pred`` with its upper bound raised by what requests sent during ``flight`` could have written."""
+        pieces = flight.pieces
+        if not flight.later or not pieces:
+            return pred
+        shared = max(_overlap(pieces, other) for other in list(flight.later))
+        prompt = pieces[-1].end
+        upper = self.rules.cacheable(min(shared, prompt), prompt)
+        if upper <= pred.upper and shared <= pred.shared_upper:
+            return pred
+        return replace(pred, upper=max(pred.upper, upper), shared_upper=max(pred.shared_upper, shared))
+
+
+class RoutedCache(Generic[_M]):
     """Routing in front of per-machine caches (OpenAI: a hash of about the first 256 tokens plus
     ``prompt_cache_key``; above about ``rpm`` requests a minute for one route, traffic overflows to
     more machines, each with its own, cold, cache).
 
-    ``route`` counts one request and returns the machine's :class:`CacheModel`; predict on it when the
-    request is sent and record on it when its response begins. Machines are served round-robin.
+    ``route`` counts one request and returns the machine's cache (a :class:`CacheModel` or a
+    :class:`CacheInterval`, whatever ``factory`` makes); predict on it when the request is sent and
+    record on it when its response begins. Machines are served round-robin.
     """
 
     def __init__(
         self,
-        factory: Callable[[], CacheModel],
+        factory: Callable[[], _M],
         rpm: int | None,
         prefix_tokens: int = 256,
         window: float = 60.0,
@@ -359,7 +459,7 @@ class RoutedCache:
         self.window = window
         self._times: dict[tuple[bytes, str], deque[float]] = {}
         self._turn: dict[tuple[bytes, str], int] = {}
-        self._machines: dict[tuple[bytes, str, int], CacheModel] = {}
+        self._machines: dict[tuple[bytes, str, int], _M] = {}
         self.overflows = 0  # requests sent to a machine other than the route's first
 
     def head(self, pieces: Sequence[Piece]) -> bytes:
@@ -376,7 +476,7 @@ class RoutedCache:
             prev, start = p.chain, p.end
         return prev
 
-    def route(self, pieces: Sequence[Piece], now: float, key: str = "") -> tuple[CacheModel, int]:
+    def route(self, pieces: Sequence[Piece], now: float, key: str = "") -> tuple[_M, int]:
         """(the machine's cache, the route's requests in the last window, this one included)."""
         route = (self.head(pieces), key)
         if len(self._times) > 50_000:  # forget idle routes (their machines keep their caches)
@@ -396,6 +496,9 @@ class RoutedCache:
         if model is None:
             model = self._machines[(*route, index)] = self.factory()
         return model, rate
+
+    def machines(self) -> list[_M]:
+        return list(self._machines.values())
 
 
 def pieces_from_ids(ids: Sequence[int], block: int = SKETCH_BLOCK) -> list[Piece]:

@@ -8,23 +8,26 @@ key or salt and Anthropic breakpoints, and yields a :class:`CacheReport`. See th
 from prefixlint.sdk.options import SALT_SECRET_ENV, RequestInfo, SdkConfigError, SdkOptions
 from prefixlint.sdk.report import CacheReport, Divergence, Verdict
 from prefixlint.sdk.stats import StatsSnapshot
-from prefixlint.sdk.tenancy import TenantRequiredError, current_tenant, tenant
+from prefixlint.sdk.tenancy import PrepareError, TenancyError, TenantRequiredError, current_tenant, tenant
 from prefixlint.sdk.volatile import volatile
-from prefixlint.sdk.wrap import detect_provider, flush, is_wrapped, stats, unwrap, wrap
+from prefixlint.sdk.wrap import detect_provider, flush, forget, is_wrapped, stats, unwrap, wrap
 
 __all__ = [
     "SALT_SECRET_ENV",
     "CacheReport",
     "Divergence",
+    "PrepareError",
     "RequestInfo",
     "SdkConfigError",
     "SdkOptions",
     "StatsSnapshot",
+    "TenancyError",
     "TenantRequiredError",
     "Verdict",
     "current_tenant",
     "detect_provider",
     "flush",
+    "forget",
     "is_wrapped",
     "stats",
     "tenant",

@@ -97,6 +97,8 @@ class SdkOptions:
             val = getattr(self, name)
             if val is not None and not callable(val):
                 raise SdkConfigError(f"{name} must be callable")
+        if self.tenant is not None and not isinstance(self.tenant, str):
+            raise SdkConfigError(f"tenant must be a str, got {type(self.tenant).__name__}")
         if self.require_tenant and self.tenant is not None and not self.tenant:
             raise SdkConfigError("tenant must not be empty")
         secret = self.salt_secret if self.salt_secret is not None else os.environ.get(SALT_SECRET_ENV)
@@ -105,6 +107,27 @@ class SdkOptions:
         elif self.send_cache_salt:
             raise SdkConfigError(f"send_cache_salt needs salt_secret or ${SALT_SECRET_ENV}")
         return replace(self, salt_secret=secret)
+
+
+def check_isolation(opts: SdkOptions, provider: str) -> None:
+    """With ``require_tenant``, the provider must have a way to keep tenants apart; raises otherwise.
+
+    A salt-based backend (vLLM, SGLang, the reference engine) isolates tenants only by ``cache_salt``,
+    which needs the secret; without it every tenant would share one cache.
+    """
+    if not opts.require_tenant:
+        return
+    knobs = get_provider(provider).request_knobs
+    if "cache_salt" in knobs and "prompt_cache_key" not in knobs:
+        if not opts.salt_secret:
+            raise SdkConfigError(
+                f"require_tenant=True with provider {provider!r} needs salt_secret or ${SALT_SECRET_ENV}: "
+                "its tenants are kept apart only by cache_salt"
+            )
+        if opts.send_cache_salt is False:
+            raise SdkConfigError(
+                f"require_tenant=True with provider {provider!r} needs send_cache_salt (it is False)"
+            )
 
 
 def decode_secret(secret: str) -> bytes:

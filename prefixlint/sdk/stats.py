@@ -48,6 +48,15 @@ class Stats:
         self._rolling: dict[tuple[str, str], deque[tuple[int, int]]] = {}
         self._alarmed: set[tuple[str, str]] = set()
 
+    def configure(
+        self, threshold: float | None, window: int, on_low: Callable[[str, str, float], None] | None
+    ) -> None:
+        """New alarm settings (a second ``wrap``); the totals stay."""
+        with self._lock:
+            self.threshold, self.window, self.on_low = threshold, window, on_low
+            self._rolling.clear()
+            self._alarmed.clear()
+
     def add(self, report: CacheReport) -> list[tuple[str, str, float]]:
         """Count ``report``; returns the (kind, key, rate) alarms to fire (outside the lock)."""
         alarms: list[tuple[str, str, float]] = []

@@ -83,9 +83,39 @@ class StreamObserver:
             log.exception("prefixlint: stream accounting failed")
 
 
+_WARNED: set[str] = set()
+
+
+def _unsupported(stream: Any, what: str, observer: StreamObserver) -> Any:
+    """Leave a stream whose internals changed untouched: say so once, report it unverified."""
+    name = f"{type(stream).__module__}.{type(stream).__qualname__}"
+    if name not in _WARNED:
+        _WARNED.add(name)
+        log.warning(
+            "prefixlint: %s has no %s (a changed openai/anthropic version?); its streams pass through "
+            "unobserved and are reported as unverified",
+            name,
+            what,
+        )
+    observer.done()
+    return stream
+
+
+def _iterator_of(stream: Any) -> Any:
+    """The ``_iterator`` the SDKs' ``Stream`` objects iterate over (an attribute or a cached property,
+    by version), or None when it is not there."""
+    try:
+        it = stream._iterator
+    except Exception:
+        return None
+    return it if hasattr(it, "__next__") or hasattr(it, "__anext__") else None
+
+
 def observe_stream(stream: Any, observer: StreamObserver) -> Any:
     """Patch ``stream`` (an openai/anthropic ``Stream``) on the instance to feed ``observer``."""
-    orig = stream._iterator
+    orig = _iterator_of(stream)
+    if orig is None or not hasattr(orig, "__next__"):
+        return _unsupported(stream, "_iterator", observer)
 
     def gen() -> Any:
         try:
@@ -111,7 +141,9 @@ def observe_stream(stream: Any, observer: StreamObserver) -> Any:
 
 def observe_async_stream(stream: Any, observer: StreamObserver) -> Any:
     """The same for ``AsyncStream``."""
-    orig = stream._iterator
+    orig = _iterator_of(stream)
+    if orig is None or not hasattr(orig, "__anext__"):
+        return _unsupported(stream, "_iterator", observer)
 
     async def agen() -> Any:
         try:
@@ -145,9 +177,7 @@ def observe_manager(manager: Any, observer: StreamObserver) -> Any:
     """Hook an Anthropic ``MessageStreamManager`` (sync or async) so its raw stream is observed."""
     name = next((k for k in vars(manager) if k.endswith("__api_request")), None)
     if name is None:
-        log.warning("prefixlint: unknown stream manager %s; not verified", type(manager).__name__)
-        observer.done()
-        return manager
+        return _unsupported(manager, "__api_request", observer)
     request = getattr(manager, name)
     if callable(request):
 

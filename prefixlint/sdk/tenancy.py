@@ -1,9 +1,9 @@
 """Tenancy: who a request belongs to, and the keys and salts derived from it.
 
 * ``prompt_cache_key`` (OpenAI-style APIs) = ``"pfx-"`` + 24 hex digits of HMAC-SHA256 over the
-  tenant and the static-prefix fingerprint, keyed by the salt secret when one is configured (else a
-  plain SHA-256). It routes a tenant's requests for one template together and holds neither a secret
-  nor the tenant's name.
+  tenant and the static-prefix fingerprint, keyed by the installation secret when one is configured.
+  Without a secret it is a plain SHA-256 of the same: it holds no name, but anyone who knows the
+  prompt (so its fingerprint) can test guessed tenant names against it.
 * ``cache_salt`` (vLLM, SGLang, the reference engine) = base64url(HMAC-SHA256(secret, tenant)), 43
   characters, 256 bits. The secret (32 random bytes, base64) comes from the ``salt_secret`` option
   or ``$PREFIXLINT_CACHE_SALT_SECRET``; it never leaves the process.
@@ -21,13 +21,26 @@ from contextlib import contextmanager
 _TENANT: contextvars.ContextVar[str | None] = contextvars.ContextVar("prefixlint_tenant", default=None)
 
 
-class TenantRequiredError(RuntimeError):
+class TenancyError(RuntimeError):
+    """``require_tenant=True`` and the request could not be isolated; nothing was sent.
+
+    The one error the wrapper raises into a call (configuration errors raise at ``wrap`` time).
+    """
+
+
+class TenantRequiredError(TenancyError):
     """``require_tenant=True`` and no tenant was set; nothing was sent."""
+
+
+class PrepareError(TenancyError):
+    """``require_tenant=True`` and preparing the request failed inside prefixlint; nothing was sent."""
 
 
 @contextmanager
 def tenant(name: str) -> Iterator[str]:
     """Set the tenant for requests made inside the block (a contextvar: safe under asyncio)."""
+    if not isinstance(name, str):
+        raise TypeError(f"tenant name must be a str, got {type(name).__name__}")
     if not name:
         raise ValueError("tenant name must not be empty")
     token = _TENANT.set(name)
@@ -42,8 +55,13 @@ def current_tenant() -> str | None:
     return _TENANT.get()
 
 
-def resolve_tenant(per_call: str | None, default: str | None) -> str | None:
-    """Per-call argument, then the context manager, then the ``wrap`` option."""
+def resolve_tenant(per_call: object, default: str | None) -> str | None:
+    """Per-call argument, then the context manager, then the ``wrap`` option.
+
+    A per-call tenant that is not a string raises ``TypeError``.
+    """
+    if per_call is not None and not isinstance(per_call, str):
+        raise TypeError(f"prefixlint_tenant must be a str, got {type(per_call).__name__}")
     return per_call or _TENANT.get() or default
 
 

