@@ -6,7 +6,7 @@ Three shapes are recognised without flags (documented in ``docs/audit.md``):
 * a wrapper that holds the body under ``request``, ``body``, ``payload`` or ``request_body`` (the
   OpenAI batch file shape too), with the response under ``response`` (or its ``body``);
 * the generic shape: ``{"timestamp", "provider", "model", "organization", "tenant", "session",
-  "request": {...}, "usage": {...}, "duration_ms"}``.
+  "template", "request": {...}, "usage": {...}, "duration_ms"}``.
 
 Every field can be pointed elsewhere with a dotted path (``FieldMap``, ``--tenant-field user.id``).
 """
@@ -38,6 +38,7 @@ class FieldMap:
     organization: str | None = None
     tenant: str | None = None
     session: str | None = None
+    template: str | None = None
     usage: str | None = None
     default_provider: str | None = None
 
@@ -81,6 +82,7 @@ _DEFAULTS: dict[str, tuple[str, ...]] = {
         "metadata.session_id",
         "metadata.conversation_id",
     ),
+    "template": ("template", "template_id", "prompt_template", "metadata.template"),
     "usage": ("usage", "response.usage", "response.body.usage", "response_body.usage"),
 }
 
@@ -110,6 +112,7 @@ class LogRecord:
     tenant: str
     session: str | None
     usage: Any
+    template: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -262,6 +265,7 @@ def to_record(raw: Any, source: str, line: int, fields: FieldMap) -> LogRecord:
         raise RecordError("bad-field", "the end time is before the start time")
     usage = _first(raw, fields.paths("usage", _DEFAULTS["usage"]))
     session = _first(raw, fields.paths("session", _DEFAULTS["session"]))
+    template = _first(raw, fields.paths("template", _DEFAULTS["template"]))
     return LogRecord(
         source=source,
         line=line,
@@ -275,4 +279,5 @@ def to_record(raw: Any, source: str, line: int, fields: FieldMap) -> LogRecord:
         tenant=_label(raw, fields.paths("tenant", _DEFAULTS["tenant"])),
         session=None if session is _MISSING else str(session),
         usage=None if usage is _MISSING else usage,
+        template=None if template is _MISSING else str(template),
     )

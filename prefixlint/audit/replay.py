@@ -17,7 +17,7 @@ from __future__ import annotations
 import heapq
 from collections import OrderedDict
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from prefixlint.analysis.payloads.divergence import SharedPrefix, first_divergence
@@ -26,7 +26,7 @@ from prefixlint.audit.causes import changed_parameters, parameters
 from prefixlint.audit.classify import VOLATILE, classify, redact
 from prefixlint.audit.fixed import fixed_request
 from prefixlint.audit.records import LogRecord
-from prefixlint.audit.sessions import Request, Sessions, Templates, head_end, stable_end
+from prefixlint.audit.sessions import Request, Sessions, Templates, head_end, stable_end, template_end
 from prefixlint.audit.summary import TIMELINE_STEP, AuditSummary
 from prefixlint.audit.trace import trace_entry
 from prefixlint.model.pieces import SKETCH_BLOCK, Piece
@@ -127,6 +127,19 @@ class _Judged:
     usage: NormalizedUsage | None
     rate: int
     rpm: int | None
+
+
+def _route_upper(
+    pred: Prediction, machine: CacheInterval, peers: list[CacheInterval], pieces: list[Piece], now: float
+) -> Prediction:
+    """The upper bound over every machine of an overflowing route: the provider may have sent the
+    request to any of them, and the routing model only says which one is likely."""
+    upper, shared = pred.upper, pred.shared_upper
+    for m in peers:
+        if m is not machine:
+            other = m.predict(pieces, now)
+            upper, shared = max(upper, other.upper), max(shared, other.shared_upper)
+    return replace(pred, upper=upper, shared_upper=shared)
 
 
 class PartitionReplay:
@@ -241,6 +254,8 @@ class PartitionReplay:
 
         machine, rate = self._machine(d.original, pieces, now, rec.cache_key)
         pred = machine.predict(pieces, now)
+        if isinstance(d.original, RoutedCache) and spec.routing_rpm and rate > spec.routing_rpm:
+            pred = _route_upper(pred, machine, d.original.peers(pieces, rec.cache_key), pieces, now)
         flight = machine.sent(pieces, now, ttl_f)
 
         # grouping and the previous request to compare with
@@ -251,11 +266,16 @@ class PartitionReplay:
             now,
             h_end,
             stable_end(pieces),
+            0,
             rec.body.get("tools"),
             parameters(rec.body) | {"model": rec.model},
             _breakpoint_ends(pieces, rules),
         )
-        template = self._templates.of(rec.api, pieces, h_end, req.tools)
+        req.template_end = template_end(pieces, h_end, req.stable_end)
+        if rec.template is not None:  # named in the log, as the SDK's prefixlint_template names it
+            template = f"x:{rec.template}"
+        else:
+            template = self._templates.of(rec.api, pieces, h_end, req.tools)
         session, how = self._sessions.match(req, template, rec.session)
         prev, first = (
             (session.last, False) if session is not None else self._template_last.get(template, (None, True))
@@ -339,12 +359,14 @@ class PartitionReplay:
         would = 0
         diverged = False
         if prev is not None:
+            # drift as the SDK defines it: the stable parts (a conversation: before the last user turn;
+            # a template: its head, to the last marked breakpoint) disagree over their common length
             if how != "new":  # the same conversation: everything the previous request wrote
                 reuse_idx = len(prev.pieces)
-                drift_idx = prev.stable_end
+                drift_idx = min(prev.stable_end, req.stable_end)
             else:  # another request of the template: its stable part
-                reuse_idx = prev.stable_end if first else prev.head_end
-                drift_idx = reuse_idx
+                reuse_idx = prev.stable_end if first else prev.template_end
+                drift_idx = min(prev.template_end, req.template_end)
             k = _shared_pieces(prev.pieces, pieces)
             reuse_end = prev.pieces[reuse_idx - 1].end if reuse_idx else 0
             if rules.granularity == "breakpoint":

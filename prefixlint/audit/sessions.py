@@ -38,6 +38,7 @@ class Request:
     time: float
     head_end: int  # index of the first message piece (pieces before it are tools and system)
     stable_end: int  # index of the first piece of the last user turn
+    template_end: int  # the head, extended to the last breakpoint before the last user turn
     tools: object = None
     params: dict[str, object] = field(default_factory=dict)
     breakpoints: tuple[int, ...] = ()  # token positions where cache_control breakpoints end
@@ -70,6 +71,14 @@ def stable_end(pieces: list[Piece]) -> int:
                 j -= 1
             return j
     return len(pieces)
+
+
+def template_end(pieces: list[Piece], head: int, stable: int) -> int:
+    """The part a template keeps stable: the head, or up to the last ``cache_control`` before ``stable``."""
+    for i in range(stable - 1, head - 1, -1):
+        if pieces[i].ttl:
+            return i + 1
+    return head
 
 
 def _mask(text: str) -> str:

@@ -100,6 +100,7 @@ def audit(
     ] = None,
     tenant_field: Annotated[str | None, typer.Option("--tenant-field", help="e.g. user.id")] = None,
     session_field: Annotated[str | None, typer.Option("--session-field")] = None,
+    template_field: Annotated[str | None, typer.Option("--template-field")] = None,
     usage_field: Annotated[str | None, typer.Option("--usage-field")] = None,
     capacity: Annotated[
         str | None,
@@ -187,6 +188,7 @@ def audit(
         organization=org_field,
         tenant=tenant_field,
         session=session_field,
+        template=template_field,
         usage=usage_field,
         default_provider=provider.lower() if provider else None,
     )

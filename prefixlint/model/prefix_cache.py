@@ -500,6 +500,11 @@ class RoutedCache(Generic[_M]):
     def machines(self) -> list[_M]:
         return list(self._machines.values())
 
+    def peers(self, pieces: Sequence[Piece], key: str = "") -> list[_M]:
+        """Every machine of the route of ``pieces`` (the overflow may have gone to any of them)."""
+        head = self.head(pieces)
+        return [m for (h, k, _), m in self._machines.items() if h == head and k == key]
+
 
 def pieces_from_ids(ids: Sequence[int], block: int = SKETCH_BLOCK) -> list[Piece]:
     """Pieces of ``block`` tokens each from raw token ids (for engines and replayed logs)."""
