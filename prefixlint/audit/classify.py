@@ -116,9 +116,33 @@ def classify(old: Piece, new: Piece, old_tools: object = None, new_tools: object
     return "text"
 
 
+_DIGITS = re.compile(r"\d+")
+_WINDOW = 48  # characters around a run of digits in which a volatile value is looked for
+
+
 def volatile_spans(text: str) -> list[tuple[int, int]]:
-    """Spans of ``text`` that hold a value recognised as per-request (a timestamp, an id)."""
-    return [(m.start(), m.end()) for m in VOLATILE.finditer(text)]
+    """Spans of ``text`` that hold a value recognised as per-request (a timestamp, an id).
+
+    Every such value holds a digit, so the patterns run only in windows around runs of digits (a
+    scan for digits is fast; the patterns over a whole long prompt are not).
+    """
+    windows: list[list[int]] = []
+    for m in _DIGITS.finditer(text):
+        lo, hi = max(0, m.start() - _WINDOW), min(len(text), m.end() + _WINDOW)
+        if windows and lo <= windows[-1][1]:
+            windows[-1][1] = hi
+        else:
+            windows.append([lo, hi])
+    out: list[tuple[int, int]] = []
+    for lo, hi in windows:
+        while lo > 0 and not text[lo - 1].isspace():  # whole words at the edges
+            lo -= 1
+        while hi < len(text) and not text[hi].isspace():
+            hi += 1
+        for v in VOLATILE.finditer(text, lo, hi):
+            if not out or v.start() >= out[-1][1]:
+                out.append((v.start(), v.end()))
+    return out
 
 
 def redact(text: str | None) -> str | None:

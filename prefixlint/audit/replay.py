@@ -23,7 +23,7 @@ from typing import Any
 from prefixlint.analysis.payloads.divergence import SharedPrefix, first_divergence
 from prefixlint.analysis.payloads.pieces import PieceCache, pieces_from_request
 from prefixlint.audit.causes import changed_parameters, parameters
-from prefixlint.audit.classify import VOLATILE, classify, redact
+from prefixlint.audit.classify import classify, redact, volatile_spans
 from prefixlint.audit.fixed import fixed_request
 from prefixlint.audit.records import LogRecord
 from prefixlint.audit.sessions import Request, Sessions, Templates, head_end, stable_end, template_end
@@ -61,13 +61,20 @@ class ReplayOptions:
 _CACHES: dict[tuple[str, str], tuple[Tokenizer, PieceCache]] = {}
 
 
+_TOKENIZERS: dict[tuple[str, str | None], Tokenizer] = {}
+
+
 def piece_cache(provider: str, model: str | None) -> tuple[Tokenizer, PieceCache]:
     """The tokenizer and the (process-wide) message-level token cache for a provider's model."""
-    tok = tokenizer_for(provider, model)
+    tok = _TOKENIZERS.get((provider, model))
+    if tok is None:
+        if len(_TOKENIZERS) > 10_000:
+            _TOKENIZERS.clear()
+        tok = _TOKENIZERS[(provider, model)] = tokenizer_for(provider, model)
     key = (tok.name, tok.source)
     hit = _CACHES.get(key)
     if hit is None:
-        hit = _CACHES[key] = (tok, PieceCache(tok, max_entries=100_000))
+        hit = _CACHES[key] = (tok, PieceCache(tok, max_entries=100_000, snapshots=False))
     return hit[0] if hit[0] == tok else tok, hit[1]
 
 
@@ -543,7 +550,7 @@ class PartitionReplay:
             if hit is None:
                 if len(self._volatile_digests) > 50_000:
                     self._volatile_digests.clear()
-                hit = self._volatile_digests[p.digest] = bool(p.text and VOLATILE.search(p.text))
+                hit = self._volatile_digests[p.digest] = bool(p.text and volatile_spans(p.text))
             if hit:
                 s.flags["volatile-in-prefix"] += 1
                 break

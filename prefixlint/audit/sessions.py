@@ -94,16 +94,13 @@ class Templates:
 
     def of(self, api: str, pieces: list[Piece], end: int, tools: object) -> str:
         names = ",".join(sorted(tool_names(tools)))
-        head = "\x00".join(p.text or "" for p in pieces[:end] if p.section is Section.SYSTEM)
-        masked = _mask(head)
-        base = f"{api}\x00{names}\x00{len(pieces[:end])}\x00"
+        texts = [p.text or "" for p in pieces[:end] if p.section is Section.SYSTEM]
+        first = _mask(texts[0][: 2 * _SIG_CHARS])[:_SIG_CHARS] if texts else ""
+        last = _mask(texts[-1][-2 * _SIG_CHARS :])[-_SIG_CHARS:] if texts else ""
+        base = f"{api}\x00{names}\x00{end}\x00"
         sigs = [
-            blake2b(
-                (base + "<" + masked[:_SIG_CHARS]).encode("utf-8", "surrogatepass"), digest_size=8
-            ).digest(),
-            blake2b(
-                (base + ">" + masked[-_SIG_CHARS:]).encode("utf-8", "surrogatepass"), digest_size=8
-            ).digest(),
+            blake2b((base + "<" + first).encode("utf-8", "surrogatepass"), digest_size=8).digest(),
+            blake2b((base + ">" + last).encode("utf-8", "surrogatepass"), digest_size=8).digest(),
         ]
         found = next((self._by_sig[s] for s in sigs if s in self._by_sig), None)
         tid = found or sigs[0].hex()

@@ -99,8 +99,11 @@ class PieceCache:
     between turns costs one dictionary lookup.
     """
 
-    def __init__(self, tokenizer: Tokenizer, max_entries: int = 50_000) -> None:
+    def __init__(self, tokenizer: Tokenizer, max_entries: int = 50_000, snapshots: bool = True) -> None:
         self.tokenizer = tokenizer
+        # remember each request's messages to reuse its pieces when the same objects come again (an
+        # application's history); off for callers whose objects are always new (parsed log lines)
+        self.snapshots = snapshots
         self._encode = fast_encoder(tokenizer)
         self._rust = _agreeing_rust_encoder(tokenizer)  # called directly on the hot path
         self.max_entries = max_entries
@@ -402,7 +405,7 @@ def pieces_from_request(
     last_msg: int | None = -1
     reuse = 0
     snap = None
-    if isinstance(msgs, list) and msgs:
+    if cache.snapshots and isinstance(msgs, list) and msgs:
         snap, reuse = _reusable(body, msgs, cache, keep_text)
     raws: Iterable[_Raw]
     if snap is not None and reuse:
@@ -452,7 +455,7 @@ def pieces_from_request(
                 text if keep_text else None,
             )
         )
-    if isinstance(msgs, list) and msgs and len(starts) == len(msgs):
+    if cache.snapshots and isinstance(msgs, list) and msgs and len(starts) == len(msgs):
         if len(cache._snapshots) >= 256:
             cache._snapshots.clear()
         if snap is not None and reuse:  # copy only the new messages
