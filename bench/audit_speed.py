@@ -312,23 +312,26 @@ def _record(r: dict) -> None:
     cpu = platform.processor() or platform.machine()
     goal_speed = "met" if r["audit_over_tiktoken"] < 1 else "not met"
     goal_mem = "met" if r["memory_ratio"] <= 1.5 else "not met"
+    load = f"load average {r['load_average'][0]} before / {r['load_average'][3]} after"
+    rates = ", ".join(f"{k} {v:.1%}" for k, v in r["simulated_hit_rates"].items())
+    tik = f"{r['tiktoken_s']} s ({r['tiktoken_tokens']:,} tokens)"
     text = f"""
-### {when}: {cpu}, {os.cpu_count()} cores, load average {r["load_average"][0]} before / {r["load_average"][3]} after (provisional: shared machine)
+### {when}: {cpu}, {os.cpu_count()} cores, {load} (provisional: shared machine)
 
-`python bench/audit_speed.py --requests {r["requests"]}`: a {r["log_mb"]} MB log (agent loops with tool calls,
-RAG chat with a timestamp at the top, multi-turn Anthropic chat, a vLLM deployment; 20 tenants).
+`python bench/audit_speed.py --requests {r["requests"]}`: a {r["log_mb"]} MB log (agent loops with tool
+calls, RAG chat with a timestamp at the top, multi-turn Anthropic chat, a vLLM deployment; 20 tenants).
 
 | measure | value |
 |---|---|
 | audit end to end (read, parse, tokenize, replay, report) | {r["audit_s"]} s |
-| tiktoken `encode_ordinary` over every request text (encode calls only) | {r["tiktoken_s"]} s ({r["tiktoken_tokens"]:,} tokens) |
+| tiktoken `encode_ordinary` over every request text (encode calls only) | {tik} |
 | audit / tiktoken | {r["audit_over_tiktoken"]}x |
 | peak RSS, 100% of the log | {r["peak_rss_mb_full"]} MB |
 | peak RSS, first 10% of the log | {r["peak_rss_mb_tenth"]} MB |
 | memory ratio 100% / 10% | {r["memory_ratio"]}x |
 
-Goals: audit faster than bare tokenization: {goal_speed}; memory flat (at most 1.5x from 10% to 100%): {goal_mem}.
-Simulated hit rates: {", ".join(f"{k} {v:.1%}" for k, v in r["simulated_hit_rates"].items())}.
+Goals: audit faster than bare tokenization: {goal_speed}; memory flat (at most 1.5x from 10% to 100%):
+{goal_mem}. Simulated hit rates: {rates}.
 """
     path = ROOT / "bench" / "RESULTS.md"
     body = path.read_text("utf-8")
