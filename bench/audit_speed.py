@@ -50,7 +50,7 @@ class LogWriter:
         self.rng = random.Random(seed)
         self.vocab = _words(self.rng, 3000)
         r = self.rng
-        self.agent_system = self.text(900)
+        self.agent_system = self.text(450)
         self.tools = [
             {
                 "type": "function",
@@ -62,10 +62,10 @@ class LogWriter:
             }
             for i in range(6)
         ]
-        self.rag_system = self.text(700)
-        self.docs = [self.text(r.randint(120, 220)) for _ in range(400)]
-        self.chat_system = self.text(1200)
-        self.vllm_system = self.text(500)
+        self.rag_system = self.text(350)
+        self.docs = [self.text(r.randint(60, 120)) for _ in range(400)]
+        self.chat_system = self.text(600)
+        self.vllm_system = self.text(300)
 
     def text(self, words: int) -> str:
         r = self.rng
@@ -112,7 +112,7 @@ class LogWriter:
             }
             msgs.append({"role": "assistant", "content": None, "tool_calls": [call]})
             msgs.append(
-                {"role": "tool", "tool_call_id": call["id"], "content": self.text(r.randint(80, 200))}
+                {"role": "tool", "tool_call_id": call["id"], "content": self.text(r.randint(40, 100))}
             )
         return rows
 
@@ -142,7 +142,7 @@ class LogWriter:
                 "messages": list(msgs),
             }
             rows.append(self._row(tenant, t + turn * 40, body, "anthropic"))
-            msgs.append({"role": "assistant", "content": self.text(r.randint(40, 120))})
+            msgs.append({"role": "assistant", "content": self.text(r.randint(20, 80))})
         return rows
 
     def _vllm(self, tenant: str, t: float) -> list[dict]:
