@@ -223,12 +223,14 @@ def audit(
 
     doc = audit_document(result)
     if html is not None:
+        from prefixlint.report.audit_html import render_audit_html
+
         try:
-            from prefixlint.report.audit_html import render_audit_html
-        except ImportError as exc:  # pragma: no cover - depends on the extra
+            page = render_audit_html(doc)
+        except ImportError as exc:
             raise fail("--html needs matplotlib: pip install 'prefixlint[audit]'") from exc
         html.parent.mkdir(parents=True, exist_ok=True)
-        html.write_text(render_audit_html(doc), encoding="utf-8")
+        html.write_text(page, encoding="utf-8")
     if output_format is Format.json:
         write_output(render_audit_json(result), output_file)
     else:
