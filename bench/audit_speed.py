@@ -50,7 +50,7 @@ class LogWriter:
         self.rng = random.Random(seed)
         self.vocab = _words(self.rng, 3000)
         r = self.rng
-        self.agent_system = self.text(450)
+        self.agent_system = self.text(600)
         self.tools = [
             {
                 "type": "function",
@@ -62,7 +62,7 @@ class LogWriter:
             }
             for i in range(6)
         ]
-        self.rag_system = self.text(350)
+        self.rag_system = self.text(600)
         self.docs = [self.text(r.randint(60, 120)) for _ in range(400)]
         self.chat_system = self.text(600)
         self.vllm_system = self.text(300)
@@ -96,7 +96,7 @@ class LogWriter:
         r = self.rng
         msgs = [{"role": "system", "content": self.agent_system}, {"role": "user", "content": self.text(40)}]
         rows = []
-        for step in range(r.randint(3, 8)):
+        for step in range(r.randint(4, 14)):
             rows.append(
                 self._row(
                     tenant,
@@ -112,7 +112,7 @@ class LogWriter:
             }
             msgs.append({"role": "assistant", "content": None, "tool_calls": [call]})
             msgs.append(
-                {"role": "tool", "tool_call_id": call["id"], "content": self.text(r.randint(40, 100))}
+                {"role": "tool", "tool_call_id": call["id"], "content": self.text(r.randint(60, 250))}
             )
         return rows
 
@@ -131,7 +131,7 @@ class LogWriter:
         r = self.rng
         msgs: list[dict] = []
         rows = []
-        for turn in range(r.randint(1, 6)):
+        for turn in range(r.randint(2, 10)):
             msgs.append({"role": "user", "content": self.text(r.randint(10, 60))})
             body = {
                 "model": "claude-sonnet-4-5",

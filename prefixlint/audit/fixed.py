@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
 from prefixlint.audit.classify import differing_span, tool_names, volatile_spans
@@ -87,45 +89,66 @@ def _with_system_breakpoint(body: dict[str, Any]) -> dict[str, Any]:
     return {**body, "cache_control": cc}
 
 
+@dataclass
+class Fixed:
+    """The fixed request, the head texts with their recognised values cut (what the next request
+    of the template is compared with), and the moved context: its text and estimated tokens."""
+
+    body: dict[str, Any]
+    heads: dict[str, str] = field(default_factory=dict)
+    context: str | None = None
+    context_tokens: int = 0
+
+
 def fixed_request(
     body: dict[str, Any],
     api: str,
     pieces: list[Piece],
-    previous_head: dict[str, str] | None,
+    previous_heads: dict[str, str] | None,
     add_breakpoints: bool,
-) -> dict[str, Any]:
-    """The fixed form of ``body``; ``previous_head`` maps head piece paths to the text the previous
-    request of the same template had there; ``add_breakpoints``: the request has no ``cache_control``
-    and the provider caches at breakpoints. Returns ``body`` itself when nothing changes."""
+    spans_of: Callable[[Piece], list[tuple[int, int]]] = lambda p: volatile_spans(p.text or ""),
+) -> Fixed:
+    """The fixed form of ``body``. In each head text the recognised values (``spans_of``) are cut
+    first; what then still differs from the previous request of the template (``previous_heads``,
+    the :attr:`Fixed.heads` of that request) is cut too, so two separate changes (a timestamp at the
+    top, retrieved text at the end) never take the static text between them along.
+    ``add_breakpoints``: the request has no ``cache_control`` and the provider caches at breakpoints.
+    ``Fixed.body`` is ``body`` itself when nothing changes."""
     out = body
+    fixed = Fixed(body)
     moved: list[str] = []
+    moved_tokens = 0.0
     for p in pieces:
         if p.section is Section.MESSAGES:
             break
         if p.section is not Section.SYSTEM or not p.text:
             continue
-        spans = volatile_spans(p.text)
-        before = (previous_head or {}).get(p.path)
-        if before is not None and before != p.text:
-            start, _, end = differing_span(before, p.text)
+        text = p.text
+        first, cut = _cut(text, spans_of(p)) if spans_of(p) else (text, [])
+        fixed.heads[p.path] = first
+        before = (previous_heads or {}).get(p.path)
+        kept = first
+        if before is not None and before != first:
+            start, end, _ = differing_span(first, before)
             if end > start:
-                spans.append((start, end))
-        if not spans:
-            continue
-        kept, cut = _cut(p.text, spans)
+                kept, more = _cut(first, [(start, end)])
+                cut = cut + more
         if not cut:
             continue
         replaced = _replace_at(out, _path_keys(p.path), kept)
         if replaced is not None:
             out = replaced
             moved.extend(cut)
+            moved_tokens += p.tokens * (1 - len(kept) / len(text))
     tools = out.get("tools")
     if isinstance(tools, list):
         ordered = _sorted_tools(tools)
         if ordered is not tools:
             out = {**out, "tools": ordered}
     if moved:
-        context = {"role": "user", "content": CONTEXT_HEADER + "\n" + "\n".join(moved)}
+        fixed.context = CONTEXT_HEADER + "\n" + "\n".join(moved)
+        fixed.context_tokens = round(moved_tokens) + 4
+        context = {"role": "user", "content": fixed.context}
         key = "input" if api == "responses" else "messages"
         msgs = out.get(key)
         if isinstance(msgs, str):
@@ -133,4 +156,5 @@ def fixed_request(
         out = {**out, key: [*(msgs or []), context]}
     if add_breakpoints and api == "messages":
         out = _with_system_breakpoint(out)
-    return out
+    fixed.body = out
+    return fixed

@@ -29,6 +29,7 @@ from prefixlint.audit.records import LogRecord
 from prefixlint.audit.sessions import Request, Sessions, Templates, head_end, stable_end, template_end
 from prefixlint.audit.summary import TIMELINE_STEP, AuditSummary
 from prefixlint.audit.trace import trace_entry
+from prefixlint.model.layout import Section
 from prefixlint.model.pieces import SKETCH_BLOCK, Piece
 from prefixlint.model.prefix_cache import CacheInterval, CacheModel, Flight, Prediction, RoutedCache
 from prefixlint.model.prices import PriceBook
@@ -166,6 +167,7 @@ class PartitionReplay:
         self._template_last: OrderedDict[str, tuple[Request, bool]] = OrderedDict()
         self._heads: OrderedDict[str, dict[str, str]] = OrderedDict()
         self._volatile_digests: dict[bytes, bool] = {}
+        self._span_cache: dict[bytes, list[tuple[int, int]]] = {}
         self._count = 0
         self._divergence: SharedPrefix | None = None
         # (source, line, verdict) of every request, when a caller wants them (tests, small logs)
@@ -294,7 +296,10 @@ class PartitionReplay:
             and not req.breakpoints
             and rec.body.get("cache_control") is None
         )
-        fbody = fixed_request(rec.body, rec.api, pieces, self._heads.get(template), add_bp)
+        fix = fixed_request(rec.body, rec.api, pieces, self._heads.get(template), add_bp, self._spans)
+        fbody = fix.body
+        if fix.context is not None:  # the moved values: their count is known, not tokenized again
+            cache.seed(Section.MESSAGES.value, "user", fix.context, fix.context_tokens)
         fpieces = pieces if fbody is rec.body else pieces_from_request(fbody, rec.api, cache, keep_text=False)
         fmachine, _ = self._machine(d.fixed, fpieces, now, rec.cache_key)
         fpred = fmachine.predict(fpieces, now)
@@ -330,9 +335,7 @@ class PartitionReplay:
         self._template_last.move_to_end(template)
         if len(self._template_last) > 2000:
             self._template_last.popitem(last=False)
-        head = self._heads.setdefault(template, {})
-        for p in pieces[:h_end]:
-            head[p.path] = p.text or ""
+        self._heads[template] = fix.heads
         self._heads.move_to_end(template)
         if len(self._heads) > 2000:
             self._heads.popitem(last=False)
@@ -550,7 +553,7 @@ class PartitionReplay:
             if hit is None:
                 if len(self._volatile_digests) > 50_000:
                     self._volatile_digests.clear()
-                hit = self._volatile_digests[p.digest] = bool(p.text and volatile_spans(p.text))
+                hit = self._volatile_digests[p.digest] = bool(self._spans(p))
             if hit:
                 s.flags["volatile-in-prefix"] += 1
                 break
@@ -656,6 +659,15 @@ class PartitionReplay:
                 before, after = redact(before), redact(after)
             ex.update(path=div.path, position=div.tokens, kind=kind, before=before, after=after)
         return ex
+
+    def _spans(self, piece: Piece) -> list[tuple[int, int]]:
+        """Volatile spans of a piece's text, once per distinct text."""
+        spans = self._span_cache.get(piece.digest)
+        if spans is None:
+            if len(self._span_cache) > 20_000:
+                self._span_cache.clear()
+            spans = self._span_cache[piece.digest] = volatile_spans(piece.text or "")
+        return spans
 
     def _emit_trace(self, rec: LogRecord, pieces: list[Piece], pred: Prediction) -> None:
         self.trace(trace_entry(rec, pieces, pred, self._last_time or 0.0, self.options))  # type: ignore[misc]

@@ -18,7 +18,7 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from hashlib import blake2b
 
-from prefixlint.audit.classify import VOLATILE, tool_names
+from prefixlint.audit.classify import tool_names, volatile_spans
 from prefixlint.model.layout import Section
 from prefixlint.model.pieces import Piece
 
@@ -82,7 +82,14 @@ def template_end(pieces: list[Piece], head: int, stable: int) -> int:
 
 
 def _mask(text: str) -> str:
-    return _DIGITS.sub("9", VOLATILE.sub("#", text))
+    """``text`` with recognised per-request values as ``#`` and every digit as ``9``."""
+    out, pos = [], 0
+    for a, b in volatile_spans(text):
+        out.append(text[pos:a])
+        out.append("#")
+        pos = b
+    out.append(text[pos:])
+    return _DIGITS.sub("9", "".join(out))
 
 
 class Templates:

@@ -145,6 +145,19 @@ class PieceCache:
         self._entries[key] = entry
         return entry
 
+    def seed(self, section: str, role: str | None, text: str, tokens: int) -> None:
+        """Remember a text whose token count is known without tokenizing it (no sketch: it is never
+        partly matched). The log audit uses it for the text it moves in its counterfactual request."""
+        key = (section, role, text)
+        if key in self._entries:
+            return
+        if len(self._entries) >= self.max_entries:
+            self._entries.clear()
+        digest = blake2b(
+            f"{section}\x00{role or ''}\x00{text}".encode("utf-8", "surrogatepass"), digest_size=16
+        ).digest()
+        self._entries[key] = _Entry(tokens, digest, ())
+
     def digest(self, section: str, role: str | None, text: str) -> bytes:
         """The content digest of a piece, without tokenizing it (the same bytes :meth:`entry` hashes)."""
         key = (section, role, text)
