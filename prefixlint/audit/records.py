@@ -146,8 +146,9 @@ def dig(obj: Any, path: str) -> Any:
 
 
 def _first(obj: Any, paths: tuple[str, ...]) -> Any:
+    get = obj.get
     for p in paths:
-        v = dig(obj, p)
+        v = get(p, _MISSING) if "." not in p else dig(obj, p)
         if v is not _MISSING and v is not None:
             return v
     return _MISSING

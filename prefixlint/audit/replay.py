@@ -38,9 +38,12 @@ from prefixlint.model.tokens import Tokenizer, tokenizer_for
 from prefixlint.model.usage import NormalizedUsage, normalize_usage
 from prefixlint.model.verdict import Divergence, judge
 
-_PURGE_EVERY = 2000  # requests between purges of expired cache entries
+_PIECE_ENTRIES = 30_000  # distinct texts whose token counts are kept (memory: their text)
+_PURGE_EVERY = 300.0  # seconds of log time between purges of expired entries and idle sessions
 _SELF_HOSTED = ("block", "token")
-_SESSION_IDLE = 86400.0  # seconds after which an idle session is closed (the longest retention)
+# A session idle for twice the longest cache lifetime in its partition (at least an hour, at most a
+# day; engines without a TTL count as an hour) is closed: its cache entries are gone by then.
+_SESSION_IDLE = (3600.0, 86400.0)
 
 TraceSink = Callable[[dict[str, Any]], None]
 
@@ -75,7 +78,7 @@ def piece_cache(provider: str, model: str | None) -> tuple[Tokenizer, PieceCache
     key = (tok.name, tok.source)
     hit = _CACHES.get(key)
     if hit is None:
-        hit = _CACHES[key] = (tok, PieceCache(tok, max_entries=100_000, snapshots=False))
+        hit = _CACHES[key] = (tok, PieceCache(tok, max_entries=_PIECE_ENTRIES, snapshots=False))
     return hit[0] if hit[0] == tok else tok, hit[1]
 
 
@@ -168,7 +171,8 @@ class PartitionReplay:
         self._heads: OrderedDict[str, dict[str, str]] = OrderedDict()
         self._volatile_digests: dict[bytes, bool] = {}
         self._span_cache: dict[bytes, list[tuple[int, int]]] = {}
-        self._count = 0
+        self._next_purge: float | None = None
+        self._longest_ttl = 0.0
         self._divergence: SharedPrefix | None = None
         # (source, line, verdict) of every request, when a caller wants them (tests, small logs)
         self.verdict_log: list[tuple[str, int, str]] | None = None
@@ -257,9 +261,12 @@ class PartitionReplay:
         ttl = spec.extended_ttls.get(retention) if isinstance(retention, str) else None
         ttl_f = float(ttl) if ttl else None
         self._begin_until(now)
-        self._count += 1
-        if self._count % _PURGE_EVERY == 0:
+        self._longest_ttl = max(self._longest_ttl, ttl_f or float(rules.ttl_seconds))
+        if self._next_purge is None:
+            self._next_purge = now + _PURGE_EVERY
+        elif now >= self._next_purge:
             self._purge(now)
+            self._next_purge = now + _PURGE_EVERY
 
         machine, rate = self._machine(d.original, pieces, now, rec.cache_key)
         pred = machine.predict(pieces, now)
@@ -678,7 +685,10 @@ class PartitionReplay:
                 for interval in src.machines() if isinstance(src, RoutedCache) else (src,):
                     interval.lower.purge(now)
                     interval.upper.purge(now)
-        self._sessions.close_idle(now, _SESSION_IDLE)
+                if isinstance(src, RoutedCache):  # routes whose machines hold nothing any more
+                    src.drop(CacheInterval.empty)
+        lo, hi = _SESSION_IDLE
+        self._sessions.close_idle(now, min(hi, max(lo, 2 * self._longest_ttl)))
 
     def finish(self) -> AuditSummary:
         """Let what is in flight begin, count writes never read, and return the partition's summary."""

@@ -86,22 +86,32 @@ def audit(
     request_field: Annotated[
         str | None, typer.Option("--request-field", help="Dotted path of the request body.")
     ] = None,
-    timestamp_field: Annotated[str | None, typer.Option("--timestamp-field")] = None,
+    timestamp_field: Annotated[
+        str | None, typer.Option("--timestamp-field", help="When the request was sent.")
+    ] = None,
     end_field: Annotated[
         str | None, typer.Option("--end-field", help="When the response began or ended.")
     ] = None,
     duration_field: Annotated[
         str | None, typer.Option("--duration-field", help="Milliseconds to the response.")
     ] = None,
-    provider_field: Annotated[str | None, typer.Option("--provider-field")] = None,
-    model_field: Annotated[str | None, typer.Option("--model-field")] = None,
+    provider_field: Annotated[
+        str | None, typer.Option("--provider-field", help="The provider's name.")
+    ] = None,
+    model_field: Annotated[
+        str | None, typer.Option("--model-field", help="The model (default: the body's).")
+    ] = None,
     org_field: Annotated[
         str | None, typer.Option("--org-field", help="Organisation, workspace or API key.")
     ] = None,
     tenant_field: Annotated[str | None, typer.Option("--tenant-field", help="e.g. user.id")] = None,
-    session_field: Annotated[str | None, typer.Option("--session-field")] = None,
-    template_field: Annotated[str | None, typer.Option("--template-field")] = None,
-    usage_field: Annotated[str | None, typer.Option("--usage-field")] = None,
+    session_field: Annotated[
+        str | None, typer.Option("--session-field", help="An explicit conversation id.")
+    ] = None,
+    template_field: Annotated[
+        str | None, typer.Option("--template-field", help="An explicit template name.")
+    ] = None,
+    usage_field: Annotated[str | None, typer.Option("--usage-field", help="The response usage.")] = None,
     capacity: Annotated[
         str | None,
         typer.Option("--capacity", help="KV capacity of self-hosted engines in tokens (LRU), e.g. 2m."),

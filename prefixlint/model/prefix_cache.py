@@ -289,7 +289,7 @@ class CacheModel:
             nodes.pop(chain, None)
             self.evictions += 1
             self._evicted[chain] = None
-            if len(self._evicted) > 100_000:
+            if len(self._evicted) > 10_000:
                 self._evicted.popitem(last=False)
 
     def purge(self, now: float) -> int:
@@ -309,6 +309,10 @@ class CacheModel:
                 if not parent or parent in nodes
             }
         return len(dead)
+
+    def __len__(self) -> int:
+        """Entries held (prefix pieces or breakpoints)."""
+        return len(self._nodes)
 
     @property
     def used_tokens(self) -> int:
@@ -419,6 +423,10 @@ class CacheInterval:
         self.lower.record(flight.pieces, now, ttl_seconds)
         self.upper.record(flight.pieces, now, ttl_seconds)
 
+    def empty(self) -> bool:
+        """Nothing cached and nothing in flight (a replay may then forget this interval)."""
+        return not self._flights and not len(self.lower) and not len(self.upper)
+
     def failed(self, flight: Flight) -> None:
         """A request failed: it may have written the cache (it stays in the upper model)."""
         self._flights.pop(id(flight), None)
@@ -499,6 +507,16 @@ class RoutedCache(Generic[_M]):
 
     def machines(self) -> list[_M]:
         return list(self._machines.values())
+
+    def drop(self, empty: Callable[[_M], bool]) -> int:
+        """Forget the machines whose cache is ``empty`` (everything on them expired), and their routes."""
+        dead = [k for k, m in self._machines.items() if empty(m)]
+        for k in dead:
+            del self._machines[k]
+        live = {(h, key) for h, key, _ in self._machines}
+        self._turn = {r: t for r, t in self._turn.items() if r in live}
+        self._times = {r: q for r, q in self._times.items() if r in live}
+        return len(dead)
 
     def peers(self, pieces: Sequence[Piece], key: str = "") -> list[_M]:
         """Every machine of the route of ``pieces`` (the overflow may have gone to any of them)."""
