@@ -11,7 +11,9 @@ in a fresh process:
 * the audit on the first 10% of the log, to show memory stays flat as the log grows.
 
 Goals: the audit takes less time than the baseline (repeated prefixes are not re-tokenized) and its
-peak memory at 100k requests is within 1.5x of that at 10k. Peak memory is the process's maximum
+peak memory at 100k requests is within 1.5x of that at 10k. Both wall and CPU time are
+reported; on a shared machine the load changes between the two measurements, so the goal is
+judged on CPU time. Peak memory is the process's maximum
 resident set (``ru_maxrss``). ``--smoke`` runs a 600-request log and checks only that everything runs.
 ``--record`` appends the result to ``bench/RESULTS.md`` with the load average.
 """
@@ -204,16 +206,17 @@ def measure_baseline(path: str) -> dict:
 
     enc = get_tokenizer("o200k_base")._encoding
     encode = enc.encode_ordinary  # type: ignore[union-attr]
-    spent = 0.0
+    spent = cpu = 0.0
     tokens = 0
     with open(path, encoding="utf-8") as f:
         for line in f:
             texts = _texts(json.loads(line)["request"])
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), time.process_time()
             for text in texts:
                 tokens += len(encode(text))
             spent += time.perf_counter() - t0
-    return {"seconds": spent, "tokens": tokens}
+            cpu += time.process_time() - c0
+    return {"seconds": spent, "cpu_seconds": cpu, "tokens": tokens}
 
 
 def measure_audit(path: str, lines: int | None) -> dict:
@@ -230,12 +233,13 @@ def measure_audit(path: str, lines: int | None) -> dict:
                 if i >= lines:
                     break
                 out.write(line)
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     result = run_audit([src], FieldMap(), ReplayOptions(capacity_points=(1 << 16, 1 << 20)))
     doc = audit_document(result)
     elapsed = time.perf_counter() - t0
     return {
         "seconds": elapsed,
+        "cpu_seconds": time.process_time() - c0,
         "used": doc["used"],
         "prompt_tokens": sum(m["prompt_tokens"] for m in doc["models"]),
         "rates": {f"{m['provider']}/{m['model']}": round(m["simulated"], 3) for m in doc["models"]},
@@ -289,6 +293,11 @@ def main() -> None:
         "log_mb": round(log.stat().st_size / 1e6),
         "audit_s": round(full["seconds"], 2),
         "tiktoken_s": round(base["seconds"], 2),
+        "audit_cpu_s": round(full["cpu_seconds"], 2),
+        "tiktoken_cpu_s": round(base["cpu_seconds"], 2),
+        "audit_over_tiktoken_cpu": round(full["cpu_seconds"] / base["cpu_seconds"], 3)
+        if base["cpu_seconds"]
+        else None,
         "tiktoken_tokens": base["tokens"],
         "audit_over_tiktoken": round(full["seconds"] / base["seconds"], 3) if base["seconds"] else None,
         "peak_rss_mb_full": round(full["peak_rss_mb"]),
@@ -310,7 +319,7 @@ def main() -> None:
 def _record(r: dict) -> None:
     when = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     cpu = platform.processor() or platform.machine()
-    goal_speed = "met" if r["audit_over_tiktoken"] < 1 else "not met"
+    goal_speed = "met" if r["audit_over_tiktoken_cpu"] < 1 else "not met"
     goal_mem = "met" if r["memory_ratio"] <= 1.5 else "not met"
     load = f"load average {r['load_average'][0]} before / {r['load_average'][3]} after"
     rates = ", ".join(f"{k} {v:.1%}" for k, v in r["simulated_hit_rates"].items())
@@ -323,9 +332,10 @@ calls, RAG chat with a timestamp at the top, multi-turn Anthropic chat, a vLLM d
 
 | measure | value |
 |---|---|
-| audit end to end (read, parse, tokenize, replay, report) | {r["audit_s"]} s |
-| tiktoken `encode_ordinary` over every request text (encode calls only) | {tik} |
-| audit / tiktoken | {r["audit_over_tiktoken"]}x |
+| audit end to end (read, parse, tokenize, replay), wall / CPU | {r["audit_s"]} s / {r["audit_cpu_s"]} s |
+| tiktoken `encode_ordinary` over every request text (encode calls only), wall | {tik} |
+| the same, CPU | {r["tiktoken_cpu_s"]} s |
+| audit / tiktoken, wall / CPU | {r["audit_over_tiktoken"]}x / {r["audit_over_tiktoken_cpu"]}x |
 | peak RSS, 100% of the log | {r["peak_rss_mb_full"]} MB |
 | peak RSS, first 10% of the log | {r["peak_rss_mb_tenth"]} MB |
 | memory ratio 100% / 10% | {r["memory_ratio"]}x |
