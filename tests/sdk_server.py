@@ -50,6 +50,8 @@ class ProviderServer:
     chunks: int = 3
     delay: float = 0.0  # seconds between computing the usage and answering (requests stay in flight)
     tool_use: bool = False  # /v1/messages answers with a text block and a tool_use block
+    fail_next: int = 0  # answer this many requests with HTTP 500 after their prompt was cached
+    usage_in_delta: bool = False  # Anthropic streams: cache counts only in message_delta (some gateways)
     url: str = ""
     requests: list[dict[str, Any]] = field(default_factory=list)
     _blocks: dict[str, set[bytes]] = field(default_factory=dict)
@@ -73,6 +75,8 @@ class ProviderServer:
             self.mode = "normal"
             self.delay = 0.0
             self.tool_use = False
+            self.fail_next = 0
+            self.usage_in_delta = False
 
     def _units(self, body: dict[str, Any], api: str) -> list[tuple[list[int], str | None]]:
         """(token ids, cache_control ttl) per unit, with this server's framing."""
@@ -218,6 +222,9 @@ class ProviderServer:
         usage = self.openai_usage(request, body, "chat")
         if self.delay:
             await asyncio.sleep(self.delay)
+        if self.fail_next > 0:
+            self.fail_next -= 1
+            return JSONResponse({"error": {"message": "overloaded", "type": "server_error"}}, status_code=500)
         cid, model, created = f"chatcmpl-{uuid.uuid4().hex[:8]}", body.get("model"), int(time.time())
         if not body.get("stream"):
             return JSONResponse(
@@ -341,7 +348,13 @@ class ProviderServer:
             return JSONResponse(message)
 
         async def gen() -> Any:
-            start = {**message, "content": [], "stop_reason": None, "usage": {**usage, "output_tokens": 1}}
+            first = {**usage, "output_tokens": 1}
+            final = {"output_tokens": 5}
+            if self.usage_in_delta:
+                cache_keys = ("cache_read_input_tokens", "cache_creation_input_tokens", "cache_creation")
+                first = {k: v for k, v in first.items() if k not in cache_keys}
+                final = {**final, **{k: usage[k] for k in cache_keys}}
+            start = {**message, "content": [], "stop_reason": None, "usage": first}
             events = [
                 ("message_start", {"type": "message_start", "message": start}),
                 (
@@ -371,7 +384,7 @@ class ProviderServer:
                     {
                         "type": "message_delta",
                         "delta": {"stop_reason": "end_turn", "stop_sequence": None},
-                        "usage": {"output_tokens": 5},
+                        "usage": final,
                     },
                 ),
                 ("message_stop", {"type": "message_stop"}),

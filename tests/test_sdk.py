@@ -289,7 +289,7 @@ def test_broken_callback_and_malformed_usage_never_break_the_call(server: Provid
         ("prefixlint.sdk.state.rewrite", "could not prepare the request"),
         ("prefixlint.sdk.accounting.Accountant.report", "could not build the cache report"),
         ("prefixlint.sdk.state.observe_any", "accounting failed"),
-        ("prefixlint.sdk.accounting.Accountant._begun", "background accounting failed"),
+        ("prefixlint.sdk.accounting.Accountant._begun", "accounting job failed"),
     ],
 )
 def test_an_internal_error_never_reaches_the_caller(

@@ -268,6 +268,19 @@ def test_anthropic_concurrent_requests_stay_inside_the_interval(server: Provider
     assert "unexpected_hit" not in _verdicts(reports) and "unexpected_miss" not in _verdicts(reports)
 
 
+def test_a_failed_request_may_still_have_written_the_cache(server: ProviderServer) -> None:
+    reports: list[CacheReport] = []
+    client = _openai(server, reports, tenant="acme")
+    server.fail_next = 1  # the server read (and cached) the prompt, then failed
+    with pytest.raises(openai.InternalServerError):
+        client.chat.completions.create(model="gpt-4o", messages=_msgs("a"))
+    client.chat.completions.create(model="gpt-4o", messages=_msgs("b"))
+    assert _verdicts(reports) == ["hit"] and reports[0].predicted_cached == 0 < reports[0].upper_bound
+    sdk.flush()
+    tracker = client._prefixlint_state.tracker
+    assert all(not interval._flights for interval in tracker._domains.values())  # no flight left over
+
+
 def test_two_wrapped_clients_on_one_key_share_what_they_sent(server: ProviderServer) -> None:
     reports: list[CacheReport] = []
     first = _openai(server, reports, tenant="acme")
@@ -308,6 +321,36 @@ def test_require_tenant_sends_nothing_when_preparing_fails(server: ProviderServe
     out = lenient.chat.completions.create(model="llama", messages=_msgs("a"))
     assert out.choices[0].message.content == "ok"
     assert len(server.requests[0]["cache_salt"]) == 43  # still salted: tenancy survives the bug
+
+
+@pytest.mark.parametrize(
+    ("given", "expect"),
+    [
+        ({}, "derived"),
+        ({"prompt_cache_key": "mine"}, "mine"),
+        ({"extra_body": {"prompt_cache_key": "mine-too", "seed": 3}}, "mine-too"),
+        ({"cache_key_fn": True}, None),
+    ],
+)
+def test_after_an_internal_error_the_request_keeps_its_tenant_key(
+    server: ProviderServer, monkeypatch, caplog, given: dict, expect: str | None
+) -> None:
+    def broken(*args, **kwargs):
+        raise RuntimeError("simulated prefixlint bug")
+
+    monkeypatch.setattr("prefixlint.sdk.state.rewrite", broken)
+    given = dict(given)  # the parameter is shared between runs: leave it as it is
+    opts = {"cache_key_fn": lambda info: "from-fn"} if given.pop("cache_key_fn", None) else {}
+    client = _openai(server, [], tenant="acme", salt_secret=SECRET, **opts)
+    with caplog.at_level(logging.ERROR, logger="prefixlint.sdk"):
+        client.chat.completions.create(model="gpt-4o", messages=_msgs("a"), **given)
+    sent = server.requests[-1]
+    derived = derive_prompt_cache_key("acme", "", base64.b64decode(SECRET))
+    assert sent.get("prompt_cache_key") == (derived if expect == "derived" else expect)
+    assert "cache_salt" not in sent and sent["messages"] == _msgs("a")
+    assert "sending it with tenancy fields only" in caplog.text
+    if "extra_body" in given:
+        assert sent["seed"] == 3
 
 
 def test_a_per_call_tenant_of_the_wrong_type_fails_closed(server: ProviderServer) -> None:
@@ -387,6 +430,43 @@ def test_prompt_cache_key_uses_the_installation_secret(server: ProviderServer, c
 
 
 # -- mutants the old tests let through ---------------------------------------------------------------------
+def test_canonicalization_of_every_text_place(server: ProviderServer) -> None:
+    """Each opted-in step, on system blocks, content parts, volatile values and Anthropic tools."""
+    client = _anthropic(
+        server, [], sort_tools=True, sort_keys=True, normalize_newlines=True, strip_trailing_whitespace=True
+    )
+    tools = [
+        {"name": "zeta", "input_schema": {"type": "object", "properties": {}}, "description": "z"},
+        {"name": "alpha", "input_schema": {"type": "object"}, "description": "a"},
+    ]
+    client.messages.create(
+        model=CLAUDE,
+        max_tokens=5,
+        tools=tools,
+        system=[
+            {"type": "text", "text": "rules  \r\nmore\t\r\n" + SYSTEM},
+            {"type": "text", "text": sdk.volatile("t=1 \r\n")},
+        ],
+        messages=[
+            {
+                "role": "user",
+                "content": [
+                    {"type": "text", "text": "hi  \r\nthere"},
+                    {"type": "image", "source": {"type": "url", "url": "u"}},
+                ],
+            }
+        ],
+    )
+    sent = server.requests[-1]
+    assert [t["name"] for t in sent["tools"]] == ["alpha", "zeta"]
+    assert list(sent["tools"][1]) == ["description", "input_schema", "name"]
+    assert sent["system"][0]["text"].startswith("rules\nmore\n")
+    user = sent["messages"][0]["content"]
+    assert user[0]["text"] == "hi\nthere" and user[1]["type"] == "image"
+    assert user[-1]["text"] == "Request context:\nt=1\n"  # normalized, still volatile: moved to the end
+    assert tools[0]["name"] == "zeta"  # the caller's list is untouched
+
+
 def test_unicode_nfc_is_applied_when_asked(server: ProviderServer) -> None:
     decomposed = "Caf" + "e\u0301 " + SYSTEM
     _openai(server, [], unicode_nfc=True).chat.completions.create(

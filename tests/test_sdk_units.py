@@ -141,11 +141,40 @@ def test_otel_attributes_follow_genai_conventions() -> None:
     span = Recording()
     with trace.use_span(span):
         assert otel.emit(report)
-    assert span.attrs["gen_ai.usage.cache_read.input_tokens"] == 1000
-    assert span.attrs["gen_ai.usage.cache_creation.input_tokens"] == 50
-    assert span.attrs["gen_ai.usage.input_tokens"] == 1200
-    assert span.attrs["gen_ai.provider.name"] == "anthropic"
-    assert span.attrs["prefixlint.cache.verdict"] == "hit"
+    assert span.attrs == {
+        "gen_ai.provider.name": "anthropic",
+        "gen_ai.operation.name": "chat",
+        "gen_ai.request.model": "claude-x",
+        "gen_ai.usage.input_tokens": 1200,
+        "gen_ai.usage.cache_read.input_tokens": 1000,
+        "gen_ai.usage.cache_creation.input_tokens": 50,
+        "prefixlint.cache.verdict": "hit",
+        "prefixlint.cache.predicted_tokens": 900,
+        "prefixlint.cache.tokens_saved": 1000,
+        "prefixlint.cache.usd_saved": 0.0,
+    }
+    drifted = CacheReport(
+        "openai",
+        None,
+        "chat",
+        Verdict.DRIFT,
+        0,
+        None,
+        None,
+        10,
+        causes=("prefix changed at messages[0].content",),
+        divergence=sdk.Divergence(32, "messages[0].content"),
+    )
+    attrs = otel.attributes(drifted)
+    assert attrs["gen_ai.provider.name"] == "openai" and "gen_ai.request.model" not in attrs
+    assert "gen_ai.usage.input_tokens" not in attrs and "gen_ai.usage.cache_read.input_tokens" not in attrs
+    assert "gen_ai.usage.cache_creation.input_tokens" not in attrs
+    assert attrs["prefixlint.cache.causes"] == ["prefix changed at messages[0].content"]
+    assert attrs["prefixlint.cache.divergence.path"] == "messages[0].content"
+    assert attrs["prefixlint.cache.divergence.token_index"] == 32
+    assert otel.attributes(CacheReport("azure", "m", "chat", Verdict.HIT, 0, 0, 5, 5))[
+        "gen_ai.provider.name"
+    ] == ("azure.ai.openai")
 
 
 def _builder(today: str, docs: list[str], leak: bool = False) -> dict:
@@ -194,3 +223,51 @@ def test_pytest_helper_passes_a_stable_builder_and_names_a_leak() -> None:
         )
     raw = shared_prefix(_builder("a", [], True), _builder("b", [], True), through_sdk=False)
     assert raw.tokens < 16
+
+
+def test_dump_model_sends_what_the_clients_send() -> None:
+    """Wire names, JSON values, only the fields that were set, and no ``__api_exclude__`` fields."""
+    from datetime import datetime, timezone
+
+    from pydantic import BaseModel, Field
+
+    from prefixlint.sdk.plain import dump_model, plain_request
+
+    class Block(BaseModel):
+        __api_exclude__ = {"parsed"}
+        kind: str = Field(alias="type")
+        at: datetime
+        parsed: dict | None = None
+        note: str | None = None
+
+    block = Block(type="text", at=datetime(2026, 1, 2, tzinfo=timezone.utc), parsed={"a": 1})
+    assert dump_model(block) == {"type": "text", "at": "2026-01-02T00:00:00Z"}
+    body = {"messages": [{"role": "assistant", "content": [block]}], "model": "m"}
+    out = plain_request(body)
+    assert out["messages"][0]["content"] == [{"type": "text", "at": "2026-01-02T00:00:00Z"}]
+    assert body["messages"][0]["content"][0] is block  # the caller's request is not modified
+    same = {"messages": [{"role": "user", "content": "q"}], "system": [{"type": "text", "text": "s"}]}
+    assert plain_request(same) is same
+
+
+def test_report_summary_and_dict() -> None:
+    report = CacheReport(
+        "openai",
+        "gpt-4o",
+        "chat",
+        Verdict.DRIFT,
+        100,
+        50,
+        2000,
+        1990,
+        causes=("prefix changed at messages[0].content",),
+        divergence=sdk.Divergence(48, "messages[0].content"),
+    )
+    assert report.summary() == (
+        "prefixlint cache drift: openai/gpt-4o chat cached=50 predicted=100 prompt=2000 "
+        "causes=prefix changed at messages[0].content diverged_at=messages[0].content@48"
+    )
+    d = report.to_dict()
+    assert d["verdict"] == "drift" and d["divergence"]["token_index"] == 48 and d["prompt_tokens"] == 2000
+    assert report.hit_ratio == 0.025
+    assert CacheReport("openai", None, "chat", Verdict.UNVERIFIED, 0, None, None, 5).hit_ratio == 0.0

@@ -66,6 +66,7 @@ class Accountant:
         job = call.sent_job
         if job is None:
             return False
+        WORKER.run_until(job)  # the worker has not got to it yet: run the queue up to it here
         try:
             job.result(_WAIT_S)
         except Exception:  # logged by the worker, or a timeout

@@ -52,8 +52,6 @@ def _normalize_content(content: Any, n: tuple[bool, bool, bool]) -> Any:
         for part in content:
             if isinstance(part, dict) and isinstance(part.get("text"), str):
                 part = {**part, "text": normalize_text(part["text"], *n)}
-            elif isinstance(part, str):
-                part = normalize_text(part, *n)
             out.append(part)
         return out
     return content

@@ -122,12 +122,9 @@ class DriftWatch:
 
 def _divergence(prev: list[Piece], pieces: list[Piece], excerpt_chars: int) -> Divergence:
     """Where ``pieces`` first differ from the stable part ``prev``."""
-    k = _shared(prev, pieces)
-    old = prev[k]
+    k = _shared(prev, pieces)  # below both lengths: the parts disagree over their common length
+    old, new = prev[k], pieces[k]
     start = pieces[k - 1].end if k else 0
-    if k >= len(pieces):
-        return Divergence(start, "(request ended)", old.path)
-    new = pieces[k]
     before = after = None
     offset = common_blocks(old.sketch, new.sketch) * SKETCH_BLOCK
     if excerpt_chars and old.text is not None and new.text is not None:

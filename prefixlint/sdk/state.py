@@ -36,6 +36,7 @@ from prefixlint.sdk.tenancy import (
     tenant_hash,
 )
 from prefixlint.sdk.tracker import tracker_for
+from prefixlint.sdk.worker import WORKER
 
 log = logging.getLogger("prefixlint.sdk")
 _RAW_HEADER = "X-Stainless-Raw-Response"
@@ -56,6 +57,9 @@ class ClientState:
         self.clock: Callable[[], float] = opts.clock or time.time
         self.account = Accountant(opts, self.spec, self.tracker, self.stats, self.clock)
         self.patches: list[tuple[Any, str]] = []
+        # APIs whose patched method takes ``prompt_cache_key`` as a keyword (older openai releases do
+        # not: the key then travels in ``extra_body``, where every release passes it through)
+        self.native_key: dict[str, bool] = {}
         self._caches: dict[str | None, tuple[Tokenizer, PieceCache]] = {}
         self._per_model: dict[Any, tuple[ModelCacheRules, Tokenizer, PieceCache]] = {}
         self._tenant_hashes: dict[str, str] = {}
@@ -125,11 +129,12 @@ class ClientState:
         t_hash = self._tenant_hash(who)
         template = call_kw.get("prefixlint_template") or call_site()
         conversation = call_kw.get("prefixlint_conversation")
-        key = self._cache_key(new, base_api, model, who, template, conversation, prefix_hash)
-        if key and "prompt_cache_key" not in new:
-            new = {**new, "prompt_cache_key": key}
+        extra_body = kwargs.get("extra_body")
+        key = self._cache_key(new, extra_body, base_api, model, who, template, conversation, prefix_hash)
+        if key:
+            new, extra_body = self._place_key(api, key, new, extra_body)
             changes.append("prompt_cache_key: set")
-        extra_body, salted = self._cache_salt(kwargs.get("extra_body"), who, changes)
+        extra_body, salted = self._cache_salt(extra_body, who, changes)
         caller_marks = bool(pieces) and bp.has_cache_control(new, pieces)  # type: ignore[arg-type]
         new, nbps = self._breakpoints(new, base_api, pieces, rules, caller_marks, changes)
         is_stream = api == "messages.stream" or bool(new.get("stream"))
@@ -140,15 +145,13 @@ class ClientState:
         out = outgoing(kwargs, new, extra_body, opts.dry_run)
         if opts.dry_run and changes:
             pieces = None  # what is sent is the original body: cut it in the background
-        dom_key = f"salt:{t_hash}" if salted else str(out.get("prompt_cache_key") or "")
+        sent_key = out.get("prompt_cache_key") or _get(out.get("extra_body"), "prompt_cache_key")
+        dom_key = f"salt:{t_hash}" if salted else str(sent_key or "")
         retention = body.get("prompt_cache_retention")
         ttl = self.spec.extended_ttls.get(retention) if isinstance(retention, str) else None
-        if conversation:
-            drift_key, drift_kind = f"conv|{conversation}", "conversation"
-        elif call_kw.get("prefixlint_template"):
-            drift_key, drift_kind = f"{t_hash}|tpl|{template}", "template"
-        else:
-            drift_key, drift_kind = f"{t_hash}|site|{template}", "site"
+        drift_key, drift_kind = _drift_group(
+            conversation, call_kw.get("prefixlint_template"), template, t_hash
+        )
         call = Call(
             api=base_api,
             provider=self.provider,
@@ -162,7 +165,7 @@ class ClientState:
             drift_kind=drift_kind,
             caller_marks=caller_marks,
             prefix_hash=prefix_hash,
-            key=out.get("prompt_cache_key") if not opts.dry_run else key,
+            key=sent_key if not opts.dry_run else key,
             salted=salted,
             breakpoints=nbps,
             changes=tuple(changes),
@@ -208,6 +211,7 @@ class ClientState:
     def _cache_key(
         self,
         body: dict[str, Any],
+        extra_body: Any,
         api: str,
         model: Any,
         who: str | None,
@@ -217,7 +221,9 @@ class ClientState:
     ) -> str | None:
         """The ``prompt_cache_key`` to add (None: the provider takes none, or the caller set one)."""
         opts = self.opts
-        if api == "messages" or not self._key_knob or body.get("prompt_cache_key") is not None:
+        if api == "messages" or not self._key_knob:
+            return None
+        if body.get("prompt_cache_key") is not None or _get(extra_body, "prompt_cache_key") is not None:
             return None
         if opts.cache_key_fn is not None:
             info = RequestInfo(self.provider, model, api, who, template, conversation, prefix_hash)
@@ -234,6 +240,14 @@ class ClientState:
                 self._keys.clear()
             found = self._keys[(who, prefix_hash)] = derive_prompt_cache_key(who, prefix_hash, self.secret)
         return found
+
+    def _place_key(
+        self, api: str, key: str, body: dict[str, Any], extra_body: Any
+    ) -> tuple[dict[str, Any], Any]:
+        """(body, extra_body) with ``prompt_cache_key`` where the client takes it."""
+        if self.native_key.get(api, True):
+            return {**body, "prompt_cache_key": key}, extra_body
+        return body, {**(extra_body or {}), "prompt_cache_key": key}
 
     def _cache_salt(self, extra_body: Any, who: str | None, changes: list[str]) -> tuple[Any, bool]:
         """``extra_body`` with the tenant's ``cache_salt`` (salt-based providers), and whether salted."""
@@ -277,10 +291,13 @@ class ClientState:
             changes: list[str] = []
             base_api = "messages" if api == "messages.stream" else api
             keyed = who and base_api != "messages" and self._key_knob and self.opts.prompt_cache_key
-            if keyed and out.get("prompt_cache_key") is None and self.opts.cache_key_fn is None:
-                out["prompt_cache_key"] = derive_prompt_cache_key(who, "", self.secret)  # type: ignore[arg-type]
-            extra_body, salted = self._cache_salt(out.get("extra_body"), who, changes)
-            if salted:
+            extra_body = out.get("extra_body")
+            given = out.get("prompt_cache_key") or _get(extra_body, "prompt_cache_key")
+            if keyed and given is None and self.opts.cache_key_fn is None:
+                key = derive_prompt_cache_key(who, "", self.secret)  # type: ignore[arg-type]
+                out, extra_body = self._place_key(api, key, out, extra_body)
+            extra_body, _ = self._cache_salt(extra_body, who, changes)
+            if extra_body is not None:
                 out["extra_body"] = extra_body
             return out
         except Exception:
@@ -320,7 +337,9 @@ class ClientState:
         try:
             job = call.sent_job
             if job is not None and not job.done() and not self.opts.background:
-                await asyncio.wait_for(asyncio.wrap_future(job), 10.0)
+                WORKER.run_until(job)
+                if not job.done():  # the worker is running it: wait without blocking the loop
+                    await asyncio.wait_for(asyncio.wrap_future(job), 10.0)
         except Exception:
             log.debug("prefixlint: send-side accounting did not finish", exc_info=True)
         raw = (kwargs.get("extra_headers") or {}).get(_RAW_HEADER)
@@ -334,3 +353,16 @@ class ClientState:
                 log.exception("prefixlint: accounting failed")
             return result
         return self.after(call, result, kwargs)
+
+
+def _drift_group(conversation: Any, named: Any, template: str, t_hash: str | None) -> tuple[str, str]:
+    """(key, kind) under which drift compares requests: a conversation, a named template or a call site."""
+    if conversation:
+        return f"conv|{conversation}", "conversation"
+    if named:
+        return f"{t_hash}|tpl|{template}", "template"
+    return f"{t_hash}|site|{template}", "site"
+
+
+def _get(mapping: Any, key: str) -> Any:
+    return mapping.get(key) if isinstance(mapping, dict) else None

@@ -20,12 +20,11 @@ _RESPONSE_END = ("response.completed", "response.incomplete", "response.failed")
 
 
 def _as_dict(obj: Any) -> dict[str, Any]:
-    if obj is None:
-        return {}
+    """A usage object (a pydantic model in both SDKs) or dict as a dict; {} for anything else."""
     if isinstance(obj, dict):
         return obj
     dump = getattr(obj, "model_dump", None)
-    return dump() if callable(dump) else dict(vars(obj))
+    return dump() if callable(dump) else {}
 
 
 def _merge_max(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:

@@ -1,8 +1,11 @@
-"""One process-wide thread that runs accounting jobs in order.
+"""One process-wide queue of accounting jobs, run in order by a worker thread or by a waiting caller.
 
 Every wrapped client shares it, so the jobs that read and write the process's prefix tracker
 (prediction at send time, "response began" records, reports) run in the order the requests were
-made. A job's result is a :class:`~concurrent.futures.Future`; errors are logged, never raised.
+made. Jobs run one at a time, in FIFO order, on the worker thread; a caller that needs a job's result
+before the worker got to it (an inline report) runs the queue up to that job itself, so a busy
+machine that is slow to wake the worker adds no scheduling delay. A job's result is a
+:class:`~concurrent.futures.Future`; errors are logged, never raised.
 """
 
 from __future__ import annotations
@@ -10,31 +13,34 @@ from __future__ import annotations
 import atexit
 import logging
 import os
-import queue
 import threading
 import time
+from collections import deque
 from collections.abc import Callable
 from concurrent.futures import Future
 from typing import Any
 
 log = logging.getLogger("prefixlint.sdk")
+_Job = tuple[Callable[..., Any], tuple[Any, ...], "Future[Any]"]
 
 
 class Worker:
-    """A FIFO job queue served by one daemon thread (restarted in a forked child)."""
+    """A FIFO job queue served by one daemon thread (restarted in a forked child) and by waiters."""
 
     def __init__(self) -> None:
-        self._lock = threading.Lock()
         self._pid = -1
-        self.queue: queue.SimpleQueue[tuple[Callable[..., Any], tuple[Any, ...], Future[Any]]]
+        self._jobs: deque[_Job] = deque()
+        self._wake = threading.Condition(threading.Lock())
+        self._running = threading.Lock()  # held while jobs run: one at a time, in order
         self._pending = 0
 
     def _start(self) -> None:
-        with self._lock:
+        with self._wake:
             if self._pid != os.getpid():
-                self.queue = queue.SimpleQueue()
+                self._jobs = deque()
+                self._running = threading.Lock()
                 self._pending = 0
-                thread = threading.Thread(target=self._loop, args=(self.queue,), name="prefixlint-sdk")
+                thread = threading.Thread(target=self._loop, name="prefixlint-sdk")
                 thread.daemon = True
                 thread.start()
                 self._pid = os.getpid()
@@ -43,22 +49,46 @@ class Worker:
         if self._pid != os.getpid():
             self._start()
         fut: Future[Any] = Future()
-        with self._lock:
+        with self._wake:
             self._pending += 1
-        self.queue.put((fn, args, fut))
+            self._jobs.append((fn, args, fut))
+            self._wake.notify()
         return fut
 
-    def _loop(self, jobs: queue.SimpleQueue[tuple[Callable[..., Any], tuple[Any, ...], Future[Any]]]) -> None:
+    def _run_next(self) -> bool:
+        """Run the oldest job (the caller holds ``_running``); False when there is none."""
+        with self._wake:
+            if not self._jobs:
+                return False
+            fn, args, fut = self._jobs.popleft()
+        try:
+            fut.set_result(fn(*args))
+        except Exception as exc:
+            log.exception("prefixlint: accounting job failed")
+            fut.set_exception(exc)
+        finally:
+            with self._wake:
+                self._pending -= 1
+        return True
+
+    def _loop(self) -> None:
         while True:
-            fn, args, fut = jobs.get()
-            try:
-                fut.set_result(fn(*args))
-            except Exception as exc:
-                log.exception("prefixlint: background accounting failed")
-                fut.set_exception(exc)
-            finally:
-                with self._lock:
-                    self._pending -= 1
+            with self._wake:
+                while not self._jobs:
+                    self._wake.wait()
+            with self._running:
+                while self._run_next():
+                    pass
+
+    def run_until(self, fut: Future[Any]) -> None:
+        """Run queued jobs on this thread, in order, until ``fut`` is done (unless the worker is busy)."""
+        if fut.done() or not self._running.acquire(blocking=False):
+            return
+        try:
+            while not fut.done() and self._run_next():
+                pass
+        finally:
+            self._running.release()
 
     def flush(self, timeout: float = 10.0) -> bool:
         """Wait until every queued job ran; False on timeout."""

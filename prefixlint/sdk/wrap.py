@@ -150,6 +150,7 @@ def _wrap(client: Any, opts: SdkOptions, previous: ClientState | None = None) ->
             wrapper = _async_wrapper(state, api, orig)
         else:
             wrapper = _sync_wrapper(state, api, orig)
+        state.native_key[api] = _takes(orig, "prompt_cache_key")
         resource.__dict__[method] = _finish_wrapper(wrapper, orig)
         for helper in _HELPERS:
             resource.__dict__.pop(helper, None)
@@ -160,6 +161,15 @@ def _wrap(client: Any, opts: SdkOptions, previous: ClientState | None = None) ->
     _warn_keys_without_secret(state)
     setattr(client, _STATE_ATTR, state)
     return state
+
+
+def _takes(fn: Callable[..., Any], name: str) -> bool:
+    """True when ``fn`` accepts the keyword ``name`` (True when its signature cannot be read)."""
+    try:
+        params = inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        return True
+    return name in params or any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
 
 
 def _patch_copies(client: Any, state: ClientState) -> None:

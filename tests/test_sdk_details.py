@@ -1,0 +1,248 @@
+"""Details of the wrapper that the traffic tests do not pin down (found by mutation testing).
+
+Over real HTTP where a client is involved: volatile values in every place, canonicalization of the
+Responses API, drift positions and excerpts, usage merged from Anthropic stream events, unwrap, and
+the log line of a stream whose internals moved. Pure functions (secrets, salts) are tested directly.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import hashlib
+import hmac
+import logging
+from collections.abc import Iterator
+
+import anthropic
+import openai
+import pytest
+from sdk_server import ProviderServer
+
+import prefixlint.sdk as sdk
+from prefixlint.analysis.payloads.pieces import PieceCache, pieces_from_request
+from prefixlint.model.pieces import common_blocks
+from prefixlint.model.tokens import tokenizer_for
+from prefixlint.sdk import CacheReport, Verdict
+from prefixlint.sdk.options import SdkConfigError, decode_secret
+from prefixlint.sdk.tenancy import derive_cache_salt
+
+SYSTEM = "You are a careful assistant. " + " ".join(f"rule{i}" for i in range(900))
+CLAUDE = "claude-sonnet-4-5"
+
+pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[ProviderServer]:
+    srv = ProviderServer().start()
+    yield srv
+    srv.stop()
+
+
+@pytest.fixture(autouse=True)
+def _reset(server: ProviderServer) -> None:
+    server.reset()
+    sdk.forget()
+
+
+def _openai(server: ProviderServer, reports: list[CacheReport], **opts) -> openai.OpenAI:
+    return sdk.wrap(
+        openai.OpenAI(base_url=server.url + "/v1", api_key="k1", max_retries=0),
+        on_report=reports.append,
+        **opts,
+    )
+
+
+def test_volatile_values_in_history_system_and_the_last_user_turn(server: ProviderServer) -> None:
+    reports: list[CacheReport] = []
+    client = _openai(server, reports, tenant="acme")
+    stamp = sdk.volatile("Today is Monday", "date")
+    messages = [
+        {"role": "system", "content": [{"type": "text", "text": SYSTEM}, {"type": "text", "text": stamp}]},
+        {
+            "role": "user",
+            "content": [{"type": "text", "text": "first"}, {"type": "text", "text": sdk.volatile("doc A")}],
+        },
+        {"role": "assistant", "content": sdk.volatile("scratch notes")},  # a whole message: dropped
+        {"role": "assistant", "content": "answer"},
+        {
+            "role": "user",
+            "content": [{"type": "text", "text": "now"}, {"type": "text", "text": sdk.volatile("doc B")}],
+        },
+    ]
+    client.chat.completions.create(model="gpt-4o", messages=messages, prefixlint_volatile={"rid": "r1"})
+    sent = server.requests[-1]["messages"]
+    assert sent[0] == {"role": "system", "content": [{"type": "text", "text": SYSTEM}]}
+    assert sent[1] == {"role": "user", "content": [{"type": "text", "text": "first"}]}
+    assert sent[2] == {"role": "assistant", "content": "answer"}
+    last = sent[3]["content"]
+    assert last[0]["text"] == "now" and last[1]["text"] == "doc B"  # the last turn keeps its own values
+    assert last[2] == {
+        "type": "text",
+        "text": "Request context:\nToday is Monday\ndoc A\nscratch notes\nrid: r1",
+    }
+    assert reports[-1].changes == (  # indices of the request as given, then of the request as sent
+        "messages[0]: moved volatile value(s) to the end",
+        "messages[1]: moved volatile value(s) to the end",
+        "messages[2]: moved volatile value(s) to the end",
+        "messages[3]: volatile values appended to the last user message",
+        "prompt_cache_key: set",
+    )
+
+
+def test_volatile_values_as_a_trailing_message_and_in_responses_instructions(server: ProviderServer) -> None:
+    reports: list[CacheReport] = []
+    client = _openai(server, reports, volatile_placement="trailing_message", volatile_header="")
+    client.chat.completions.create(
+        model="gpt-4o",
+        messages=[{"role": "system", "content": SYSTEM}, {"role": "user", "content": "q"}],
+        prefixlint_volatile={"docs": ["d1", "d2"]},
+    )
+    assert server.requests[-1]["messages"][-1] == {
+        "role": "user",
+        "content": [{"type": "text", "text": "docs[0]: d1\ndocs[1]: d2"}],
+    }
+    assert reports[-1].changes == ("messages: volatile values sent as a trailing message",)
+    client.responses.create(model="gpt-4o", instructions=sdk.volatile("now"), input="hi")
+    sent = server.requests[-1]
+    assert "instructions" not in sent
+    assert sent["input"] == [
+        {"role": "user", "content": "hi"},
+        {"role": "user", "content": [{"type": "input_text", "text": "now"}]},
+    ]
+
+
+def test_canonicalization_of_a_responses_request_and_its_changes(server: ProviderServer) -> None:
+    reports: list[CacheReport] = []
+    client = _openai(
+        server, reports, sort_keys=True, sort_tools=True, normalize_newlines=True, unicode_nfc=True
+    )
+    tools = [
+        {"type": "function", "name": "zeta", "parameters": {"type": "object", "properties": {}}},
+        {"type": "function", "name": "alpha", "parameters": {"type": "object"}},
+    ]
+    client.responses.create(
+        model="gpt-4o",
+        instructions="Rules\r\nCafe\u0301",
+        input=[{"role": "user", "content": [{"type": "input_text", "text": "a\r\nb"}]}],
+        tools=tools,
+        text={"format": {"type": "json_schema", "schema": {"type": "object"}, "name": "x", "strict": True}},
+    )
+    sent = server.requests[-1]
+    assert [t["name"] for t in sent["tools"]] == ["alpha", "zeta"]
+    assert list(sent["tools"][0]) == ["name", "parameters", "type"]
+    assert sent["instructions"] == "Rules\nCaf\u00e9"
+    assert sent["input"][0]["content"][0]["text"] == "a\nb"
+    assert list(sent["text"]["format"]) == ["name", "schema", "strict", "type"]
+    assert reports[-1].changes == (
+        "tools: canonical order",
+        "tools: sorted keys",
+        "text.format: sorted keys",
+        "instructions: normalized text",
+        "input: normalized text",
+    )
+    client.responses.create(model="gpt-4o", input="x\r\ny", tools=list(reversed(tools)))
+    assert server.requests[-1]["input"] == "x\ny"
+    assert reports[-1].changes[0] == "tools: sorted keys"  # already in order: only the keys moved
+
+
+def test_drift_position_and_excerpts(server: ProviderServer) -> None:
+    reports: list[CacheReport] = []
+    client = _openai(server, reports, keep_excerpts=True, excerpt_chars=30)
+    head = [{"type": "text", "text": SYSTEM}]
+    for tail in ("Policy version 1.", "Policy version 12 (revised)."):
+        system = [*head, {"type": "text", "text": "Closing words. " * 20 + tail}]
+        client.chat.completions.create(
+            model="gpt-4o",
+            messages=[{"role": "system", "content": system}, {"role": "user", "content": "q"}],
+            prefixlint_template="policy",
+        )
+    d = reports[1].divergence
+    assert reports[1].verdict is Verdict.DRIFT and d.path == d.previous_path == "messages[0].content[1]"
+    cache = PieceCache(tokenizer_for("openai", "gpt-4o"))
+    old, new = (pieces_from_request(body, "chat", cache) for body in server.requests)
+    assert old[0].chain == new[0].chain and old[1].digest != new[1].digest
+    assert d.token_index == new[0].end + 16 * common_blocks(old[1].sketch, new[1].sketch) > new[0].end
+    text = "Closing words. " * 20
+    i = len(text) + len("Policy version 1")
+    assert d.before == (text + "Policy version 1.")[i - 10 : i + 20]
+    assert d.after == (text + "Policy version 12 (revised).")[i - 10 : i + 20]
+
+
+def test_anthropic_stream_usage_merged_from_both_events(server: ProviderServer) -> None:
+    server.usage_in_delta = True
+    reports: list[CacheReport] = []
+    client = sdk.wrap(
+        anthropic.Anthropic(base_url=server.url, api_key="k", max_retries=0), on_report=reports.append
+    )
+    for q in ("a", "b"):
+        with client.messages.stream(
+            model=CLAUDE, max_tokens=5, system=SYSTEM, messages=[{"role": "user", "content": q}]
+        ) as s:
+            s.get_final_message()
+    assert [r.verdict for r in reports] == [Verdict.EXPECTED_MISS, Verdict.HIT]
+    assert reports[0].cache_write > 1000 and reports[1].reported_cached > 1000
+
+
+def test_async_stream_without_iterator_passes_through(server: ProviderServer, monkeypatch, caplog) -> None:
+    monkeypatch.setattr("prefixlint.sdk.streams._WARNED", set())
+    monkeypatch.setattr("prefixlint.sdk.streams._iterator_of", lambda stream: None)
+    reports: list[CacheReport] = []
+    client = sdk.wrap(
+        openai.AsyncOpenAI(base_url=server.url + "/v1", api_key="k", max_retries=0),
+        include_usage=True,
+        on_report=reports.append,
+    )
+
+    async def main() -> list:
+        stream = await client.chat.completions.create(
+            model="gpt-4o", messages=[{"role": "user", "content": "a"}], stream=True
+        )
+        chunks = [c async for c in stream]
+        await client.close()
+        return chunks
+
+    with caplog.at_level(logging.WARNING, logger="prefixlint.sdk"):
+        chunks = asyncio.run(main())
+    assert chunks[-1].usage is not None and [r.verdict for r in reports] == [Verdict.UNVERIFIED]
+    assert (
+        "prefixlint: openai.AsyncStream has no _iterator (a changed openai/anthropic version?); its streams "
+        "pass through unobserved and are reported as unverified"
+    ) in caplog.text
+
+
+def test_unwrap_takes_back_raw_response_helpers_too(server: ProviderServer) -> None:
+    reports: list[CacheReport] = []
+    plain = openai.OpenAI(base_url=server.url + "/v1", api_key="k", max_retries=0)
+    assert sdk.unwrap(plain) is plain  # a client that was never wrapped
+    client = _openai(server, reports, tenant="acme")
+    client.chat.completions.with_raw_response.create(
+        model="gpt-4o", messages=[{"role": "user", "content": "a"}]
+    )
+    sdk.unwrap(client)
+    client.chat.completions.with_raw_response.create(
+        model="gpt-4o", messages=[{"role": "user", "content": "b"}]
+    )
+    assert len(reports) == 1 and "prompt_cache_key" not in server.requests[-1]
+    assert "copy" not in vars(client) and "with_options" not in vars(client)
+
+
+def test_secrets_decode_in_either_base64_alphabet() -> None:
+    raw = bytes([251, 255, 190, *range(29)])  # encodes with + and / (or - and _)
+    std = base64.b64encode(raw).decode()
+    url = base64.urlsafe_b64encode(raw).decode()
+    assert "+" in std and "/" in std and "-" in url and "_" in url
+    assert decode_secret(std) == decode_secret(url) == decode_secret(url.rstrip("=")) == raw
+    assert decode_secret(" " + std + "\n") == raw
+    with pytest.raises(SdkConfigError, match="not valid base64"):
+        decode_secret(std[:-4] + "!!!=")
+    with pytest.raises(SdkConfigError, match="not valid base64"):
+        decode_secret(url + "+/")  # the two alphabets mixed
+
+
+def test_cache_salt_format_is_stable() -> None:
+    """Servers and other processes that derive the same salt must get the same 43 characters."""
+    secret = bytes(range(32))
+    mac = hmac.new(secret, b"prefixlint-salt-v1\x00acme", hashlib.sha256).digest()
+    assert derive_cache_salt("acme", secret) == base64.urlsafe_b64encode(mac).decode().rstrip("=")
