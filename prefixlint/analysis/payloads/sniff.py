@@ -1,0 +1,91 @@
+"""A cheap look at the first keys of a JSON or JSON Lines file: is it a provider request?
+
+A directory walk meets many JSON files (package manifests, fixtures, data). Each is read only up to
+:data:`SNIFF_BYTES`, and only its top-level keys are looked at, so an unrelated file costs one short
+read. A file is a request when those keys show a request shape:
+
+- ``messages`` holding a list (OpenAI chat, Anthropic messages);
+- ``input`` or ``instructions`` next to ``model`` (OpenAI responses);
+- ``tools`` or ``system`` next to ``model`` (a body whose messages come after a long tools list);
+- ``custom_id`` with ``body`` or ``params`` (a line of an OpenAI or Anthropic batch file).
+
+JSON Lines files are judged by their first line.
+"""
+
+from __future__ import annotations
+
+import re
+
+SNIFF_BYTES = 8192
+JSON_SUFFIXES = (".json", ".jsonl", ".ndjson")
+JSONL_SUFFIXES = (".jsonl", ".ndjson")
+
+# A string, a lone quote (a string cut off at the end of the chunk), or a structural character.
+_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|"|[{}\[\]:,]')
+_WS = re.compile(r"[ \t\r\n]*")
+
+
+def top_level_keys(head: str) -> dict[str, str]:
+    """The keys of the top-level object seen in ``head``, each with the first character of its value.
+
+    The scan stops at the end of that object (so a JSON Lines file gives its first line's keys) or
+    where ``head`` cuts a string off.
+    """
+    start = _WS.match(head, 1 if head.startswith("\ufeff") else 0).end()
+    if head[start : start + 1] != "{":
+        return {}
+    keys: dict[str, str] = {}
+    depth = 0
+    expect_key = False
+    pending: str | None = None
+    for m in _TOKEN.finditer(head, start):
+        tok = m.group()
+        if tok == '"':
+            break  # cut off inside a string: nothing after it is reliable
+        if tok[0] == '"':
+            if depth == 1 and expect_key:
+                pending, expect_key = tok[1:-1], False
+        elif tok == ":":
+            if depth == 1 and pending is not None:
+                nxt = _WS.match(head, m.end()).end()
+                keys[pending] = head[nxt : nxt + 1]
+                pending = None
+        elif tok == ",":
+            expect_key = depth == 1
+        elif tok in "{[":
+            depth += 1
+            expect_key = depth == 1
+        else:
+            depth -= 1
+            if depth == 0:
+                break
+    return keys
+
+
+def is_request_head(keys: dict[str, str]) -> bool:
+    """True when a request body (or a batch line holding one) starts with these top-level keys."""
+    if keys.get("messages") == "[":
+        return True
+    if "model" in keys and (
+        keys.get("input") in ('"', "[")
+        or keys.get("instructions") == '"'
+        or keys.get("tools") == "["
+        or keys.get("system") in ('"', "[")
+    ):
+        return True
+    return "custom_id" in keys and (keys.get("body") == "{" or keys.get("params") == "{")
+
+
+def sniff_request(head: bytes) -> bool:
+    """True when the first bytes of a JSON or JSON Lines file show a request shape."""
+    return is_request_head(top_level_keys(head.decode("utf-8", errors="ignore")))
+
+
+def looks_like_request_file(path: str) -> bool:
+    """Read the first :data:`SNIFF_BYTES` of ``path`` and sniff them; False when it cannot be read."""
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(SNIFF_BYTES)
+    except OSError:
+        return False
+    return sniff_request(head)
