@@ -1,0 +1,413 @@
+"""Align several payloads of one template token by token: which spans stay stable, which vary.
+
+Samples are compared with the first one (the reference), piece by piece first (identical pieces match
+whole), then token by token inside the pieces that differ. A reference token is stable when every
+sample has it at the aligned place; a span of tokens that some sample replaces, lacks or adds to is
+varying. A stable run shorter than :data:`MIN_STABLE_RUN` tokens between two varying spans (a role
+marker, a ``", "``) is part of one span, so chance matches between unrelated texts make no spans.
+
+Each varying span gets the values every sample holds there, the kind of value (from the volatile
+patterns), its location in the reference file, and its cost: the stable tokens after it, which a
+cache can no longer serve.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from difflib import SequenceMatcher
+from typing import Any
+
+from prefixlint.analysis.payloads.divergence import SharedPrefix, first_divergence
+from prefixlint.analysis.payloads.documents import Payload
+from prefixlint.analysis.payloads.kinds import ValueKind, kind_of_values, value_around
+from prefixlint.model.layout import DynamicKind, Section, SourceLocation
+from prefixlint.model.pieces import Piece
+from prefixlint.model.tokens import Tokenizer
+from prefixlint.model.tools import tool_name
+
+MIN_STABLE_RUN = 8  # tokens
+# A differing region longer than this (in tokens) on both sides is one varying span: the token diff
+# inside it would cost more than it tells.
+MAX_DIFF_UNITS = 4000
+# Below this share of its head (everything before the last user message) shared with the reference,
+# a sample is taken to come from another template.
+SAME_TEMPLATE = 0.5
+# Samples of one template aligned at most (the first ones); more rarely change which spans vary.
+MAX_SAMPLES = 100
+
+_WORDS = re.compile(r"\w+|\s+|[^\w\s]")
+_ROLES = {"system": 1, "developer": 2, "user": 3, "assistant": 4, "tool": 5, "function": 6}
+
+Opcode = tuple[str, int, int, int, int]
+
+
+@dataclass
+class Sample:
+    """One payload (or rendered prompt) cut into pieces with text, and into alignment units.
+
+    A unit is a token (or, with an estimating tokenizer, a word weighted as its estimated tokens); a
+    piece's message overhead becomes units too, so role markers align like text.
+    """
+
+    label: str
+    pieces: list[Piece]
+    payload: Payload | None = None
+    tools: tuple[str, ...] = ()
+    keys: list[Any] = field(default_factory=list)
+    weights: list[float] = field(default_factory=list)
+    piece_of: list[int] = field(default_factory=list)
+    char_start: list[int] = field(default_factory=list)  # -1 for an overhead unit
+    char_end: list[int] = field(default_factory=list)
+    first_unit: list[int] = field(default_factory=list)  # per piece, then the total
+
+    @property
+    def total(self) -> int:
+        return self.pieces[-1].end if self.pieces else 0
+
+    def last_user_piece(self) -> int | None:
+        """Index of the first piece of the last user message (None without one)."""
+        idx = [i for i, p in enumerate(self.pieces) if p.role == "user"]
+        if not idx:
+            return None
+        msg = self.pieces[idx[-1]].message_index
+        return next(i for i in idx if self.pieces[i].message_index == msg)
+
+    def text_of(self, start: int, stop: int) -> str:
+        """The text of units ``[start, stop)`` (overhead units have none)."""
+        parts = []
+        for u in range(start, stop):
+            if self.char_start[u] >= 0:
+                parts.append(
+                    (self.pieces[self.piece_of[u]].text or "")[self.char_start[u] : self.char_end[u]]
+                )
+        return "".join(parts)
+
+    def locate(self, piece: int, start: int, end: int) -> SourceLocation | None:
+        """Where characters ``[start, end)`` of piece ``piece``'s text sit in the sample's file."""
+        if self.payload is None:
+            return None
+        return self.payload.locate_text(self.pieces[piece].path, start, end)
+
+
+def make_sample(
+    label: str, pieces: list[Piece], tokenizer: Tokenizer, payload: Payload | None = None
+) -> Sample:
+    """A sample with its alignment units (``pieces`` cut with ``keep_text=True``)."""
+    tools: tuple[str, ...] = ()
+    if payload is not None and isinstance(payload.body.get("tools"), list):
+        tools = tuple(tool_name(t) for t in payload.body["tools"])
+    s = Sample(label, pieces, payload, tools)
+    enc = tokenizer._encoding
+    last_msg: int | None = -1
+    for i, p in enumerate(pieces):
+        s.first_unit.append(len(s.keys))
+        text = p.text or ""
+        if enc is not None:
+            ids = tokenizer.encode(text)
+            starts = _token_starts(enc, ids, text)
+            units = [(t, 1.0, a, b) for t, a, b in zip(ids, starts, [*starts[1:], len(text)], strict=True)]
+        else:
+            units = [(m.group(), len(m.group()) / 4, m.start(), m.end()) for m in _WORDS.finditer(text)]
+        first_of_message = p.message_index is not None and p.message_index != last_msg
+        last_msg = p.message_index if p.message_index is not None else last_msg
+        own = sum(w for _, w, _, _ in units)
+        overhead = max(0, round(p.tokens - own)) if first_of_message else 0
+        marker = -1 - _ROLES.get(p.role or "", 9)
+        for _ in range(overhead):
+            s.keys.append(marker)
+            s.weights.append(1.0)
+            s.piece_of.append(i)
+            s.char_start.append(-1)
+            s.char_end.append(-1)
+        for key, w, a, b in units:
+            s.keys.append(key)
+            s.weights.append(w)
+            s.piece_of.append(i)
+            s.char_start.append(a)
+            s.char_end.append(b)
+    s.first_unit.append(len(s.keys))
+    return s
+
+
+def _token_starts(enc: Any, ids: list[int], text: str) -> list[int]:
+    """Character offset of each token of ``text`` (tiktoken's offsets when they decode back to it)."""
+    if not ids:
+        return []
+    decoded, offsets = enc.decode_with_offsets(ids)
+    if decoded == text:
+        return list(offsets)
+    step = len(text) / len(ids)  # undecodable bytes: spread the tokens evenly
+    return [int(k * step) for k in range(len(ids))]
+
+
+# --- pairwise alignment -------------------------------------------------------------------------------
+
+
+def align_pair(ref: Sample, other: Sample) -> list[Opcode]:
+    """Opcodes turning ``ref``'s units into ``other``'s: identical pieces first, then tokens."""
+    key_a = [(p.section, p.role, p.digest) for p in ref.pieces]
+    key_b = [(p.section, p.role, p.digest) for p in other.pieces]
+    out: list[Opcode] = []
+    for tag, i1, i2, j1, j2 in SequenceMatcher(None, key_a, key_b, autojunk=False).get_opcodes():
+        a1, a2 = ref.first_unit[i1], ref.first_unit[i2]
+        b1, b2 = other.first_unit[j1], other.first_unit[j2]
+        if tag == "equal":
+            _emit(out, ("equal", a1, a2, b1, b2))
+        else:
+            for op in _token_opcodes(ref.keys, other.keys, a1, a2, b1, b2):
+                _emit(out, op)
+    return out
+
+
+def _emit(out: list[Opcode], op: Opcode) -> None:
+    """Append ``op``, joining it to the last one when both are equal or both differ."""
+    tag, i1, i2, j1, j2 = op
+    if i1 == i2 and j1 == j2:
+        return
+    if out:
+        t, a1, a2, b1, b2 = out[-1]
+        if (t == "equal") == (tag == "equal") and a2 == i1 and b2 == j1:
+            out[-1] = (t if t == tag else "replace", a1, i2, b1, j2)
+            return
+    out.append(op)
+
+
+def _token_opcodes(a: list[Any], b: list[Any], a1: int, a2: int, b1: int, b2: int) -> list[Opcode]:
+    """Token opcodes of ``a[a1:a2]`` against ``b[b1:b2]`` (common ends first, bounded diff between)."""
+    i = 0
+    while a1 + i < a2 and b1 + i < b2 and a[a1 + i] == b[b1 + i]:
+        i += 1
+    j = 0
+    while a2 - j > a1 + i and b2 - j > b1 + i and a[a2 - 1 - j] == b[b2 - 1 - j]:
+        j += 1
+    ops: list[Opcode] = []
+    if i:
+        ops.append(("equal", a1, a1 + i, b1, b1 + i))
+    ma, mb = (a1 + i, a2 - j), (b1 + i, b2 - j)
+    if ma[1] - ma[0] > MAX_DIFF_UNITS and mb[1] - mb[0] > MAX_DIFF_UNITS:
+        ops.append(("replace", ma[0], ma[1], mb[0], mb[1]))
+    elif ma[0] < ma[1] or mb[0] < mb[1]:
+        sm = SequenceMatcher(None, a[ma[0] : ma[1]], b[mb[0] : mb[1]], autojunk=False)
+        for tag, x1, x2, y1, y2 in sm.get_opcodes():
+            ops.append((tag, ma[0] + x1, ma[0] + x2, mb[0] + y1, mb[0] + y2))
+    if j:
+        ops.append(("equal", a2 - j, a2, b2 - j, b2))
+    return ops
+
+
+def head_similarity(ref: Sample, ops: Sequence[Opcode]) -> float:
+    """Share of ``ref``'s head (its tokens before the last user message) that ``ops`` keep equal."""
+    last = ref.last_user_piece()
+    head_end = ref.first_unit[last] if last is not None else len(ref.keys)
+    total = sum(ref.weights[:head_end])
+    if total <= 0:
+        return 1.0
+    same = 0.0
+    for tag, i1, i2, _, _ in ops:
+        if tag == "equal" and i1 < head_end:
+            same += sum(ref.weights[i1 : min(i2, head_end)])
+    return same / total
+
+
+def cluster_samples(samples: Sequence[Sample]) -> list[list[tuple[Sample, list[Opcode]]]]:
+    """Samples grouped by template: each joins the first group whose reference it mostly shares.
+
+    Each member comes with its opcodes against the group's reference (empty for the reference).
+    """
+    groups: list[list[tuple[Sample, list[Opcode]]]] = []
+    for s in samples:
+        for g in groups:
+            ref = g[0][0]
+            if len(g) >= MAX_SAMPLES:
+                continue
+            ops = align_pair(ref, s)
+            if head_similarity(ref, ops) >= SAME_TEMPLATE:
+                g.append((s, ops))
+                break
+        else:
+            groups.append([(s, [])])
+    return groups
+
+
+# --- spans ------------------------------------------------------------------------------------------
+
+
+@dataclass
+class VaryingSpan:
+    """Reference units ``[start, stop)`` that vary between samples (``start == stop``: text only other
+    samples have, inserted there)."""
+
+    start: int
+    stop: int
+    piece: int  # reference piece the span starts in
+    path: str
+    section: Section
+    token: int  # reference token position where the span starts
+    tokens: float  # its size in the reference
+    values: list[str]  # the value each sample holds there (reference first)
+    kind: ValueKind
+    cost: float = 0.0  # stable tokens after it (the new user turn left out)
+    location: SourceLocation | None = None
+    char_start: int = 0
+    char_end: int = 0
+
+
+@dataclass
+class Alignment:
+    """Several samples of one template, aligned: the stable prefix and the varying spans."""
+
+    samples: list[Sample]
+    stable: list[bool]  # per reference unit
+    spans: list[VaryingSpan]
+    stable_prefix: int  # tokens before the first variation
+    divergences: list[SharedPrefix]  # the reference against each other sample
+    tool_order_varies: bool = False
+
+    @property
+    def reference(self) -> Sample:
+        return self.samples[0]
+
+    def ahead_of_stable(self) -> list[VaryingSpan]:
+        """Spans followed by stable content (the ones a cache pays for)."""
+        return [s for s in self.spans if s.cost > 0]
+
+
+def align_group(
+    members: Sequence[tuple[Sample, list[Opcode]]], tokenizer: Tokenizer | None = None
+) -> Alignment:
+    """Stable and varying spans of one template's samples (as :func:`cluster_samples` groups them)."""
+    ref = members[0][0]
+    n = len(ref.keys)
+    varied = [False] * n
+    gap = [False] * (n + 1)
+    ops_of = [ops for _, ops in members[1:]]
+    for ops in ops_of:
+        for tag, i1, i2, _, _ in ops:
+            if tag == "equal":
+                continue
+            if i2 > i1:
+                varied[i1:i2] = [True] * (i2 - i1)
+            else:
+                gap[i1] = True
+    reorder = _tool_order_varies([s for s, _ in members])
+    if reorder:
+        tools_end = ref.first_unit[sum(1 for p in ref.pieces if p.section is Section.TOOLS)]
+        varied[:tools_end] = [False] * tools_end
+        gap[: tools_end + 1] = [False] * (tools_end + 1)
+    intervals = _merged_intervals(varied, gap, ref.weights)
+    stable = [True] * n
+    for a, b in intervals:
+        stable[a:b] = [False] * (b - a)
+    spans = [_span(ref, members, a, b, stable) for a, b in intervals]
+    prefix = sum(ref.weights[: intervals[0][0]]) if intervals else sum(ref.weights)
+    divergences = [first_divergence(ref.pieces, s.pieces, tokenizer) for s, _ in members[1:]]
+    return Alignment([s for s, _ in members], stable, spans, round(prefix), divergences, reorder)
+
+
+def _tool_order_varies(samples: Sequence[Sample]) -> bool:
+    orders = {s.tools for s in samples}
+    return len(orders) > 1 and len({tuple(sorted(o)) for o in orders}) == 1
+
+
+def _merged_intervals(varied: list[bool], gap: list[bool], weights: list[float]) -> list[tuple[int, int]]:
+    """Varying unit ranges, joined across stable runs lighter than :data:`MIN_STABLE_RUN` tokens."""
+    raw: list[tuple[int, int]] = []
+    n = len(varied)
+    u = 0
+    while u <= n:
+        if u < n and varied[u]:
+            v = u
+            while v < n and varied[v]:
+                v += 1
+            raw.append((u, v))
+            u = v
+            continue
+        if gap[u]:
+            raw.append((u, u))
+        u += 1
+    merged: list[tuple[int, int]] = []
+    for a, b in raw:
+        if merged and sum(weights[merged[-1][1] : a]) < MIN_STABLE_RUN:
+            merged[-1] = (merged[-1][0], max(merged[-1][1], b))
+        else:
+            merged.append((a, b))
+    return merged
+
+
+def _map(ops: Sequence[Opcode], pos: int, end: bool, size: int) -> int:
+    """Where reference unit boundary ``pos`` falls in the other sample."""
+    seq = reversed(ops) if end else ops
+    for tag, i1, i2, j1, j2 in seq:
+        if tag == "equal":
+            if (i1 < pos <= i2) if end else (i1 <= pos < i2):
+                return j1 + pos - i1
+        elif i1 <= pos <= i2:
+            return j2 if end else j1
+    return size if end else 0
+
+
+def _region(sample: Sample, start: int, stop: int) -> tuple[int, int, int]:
+    """``(piece, first char, end char)`` of units ``[start, stop)`` within the piece they start in."""
+    n = len(sample.keys)
+    if not n:
+        return 0, 0, 0
+    piece = sample.piece_of[min(start, n - 1)]
+    text = sample.pieces[piece].text or ""
+    inside = [
+        u for u in range(start, min(stop, n)) if sample.piece_of[u] == piece and sample.char_start[u] >= 0
+    ]
+    if inside:
+        return piece, sample.char_start[inside[0]], sample.char_end[inside[-1]]
+    if start >= n:
+        return piece, len(text), len(text)
+    c = sample.char_start[start] if sample.char_start[start] >= 0 else 0
+    return piece, c, c
+
+
+def _value(sample: Sample, start: int, stop: int) -> tuple[int, int, int, str]:
+    """The whole value around units ``[start, stop)``: piece, character range and text."""
+    piece, c1, c2 = _region(sample, start, stop)
+    if not sample.pieces or stop <= start:
+        return piece, c1, c1, ""
+    text = sample.pieces[piece].text or ""
+    v1, v2 = value_around(text, c1, c2) if c2 > c1 or text else (c1, c2)
+    if stop > start and sample.piece_of[min(stop, len(sample.keys)) - 1] != piece:
+        v2 = max(v2, len(text))  # the span runs on into later pieces
+    return piece, v1, v2, text[v1:v2]
+
+
+def _span(
+    ref: Sample, members: Sequence[tuple[Sample, list[Opcode]]], a: int, b: int, stable: list[bool]
+) -> VaryingSpan:
+    n = len(ref.keys)
+    piece, c1, c2, value = _value(ref, a, b)
+    values = [value]
+    for other, ops in members[1:]:
+        j1, j2 = _map(ops, a, False, len(other.keys)), _map(ops, b, True, len(other.keys))
+        values.append(_value(other, j1, max(j1, j2))[3])
+    section = ref.pieces[piece].section if ref.pieces else Section.MESSAGES
+    last = ref.last_user_piece()
+    head_end = ref.first_unit[last] if last is not None else n
+    cost = sum(w for u, w in enumerate(ref.weights[b:head_end], start=b) if stable[u])
+    return VaryingSpan(
+        start=a,
+        stop=b,
+        piece=piece,
+        path=ref.pieces[piece].path if ref.pieces else "",
+        section=section,
+        token=round(sum(ref.weights[:a])),
+        tokens=sum(ref.weights[a:b]),
+        values=values,
+        kind=kind_of_values(values, section.value),
+        cost=cost,
+        location=ref.locate(piece, c1, c2),
+        char_start=c1,
+        char_end=c2,
+    )
+
+
+def span_kind(span: VaryingSpan) -> DynamicKind:
+    """The dynamic kind a layout segment for ``span`` carries."""
+    return span.kind.kind
