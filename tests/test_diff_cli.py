@@ -144,3 +144,36 @@ def test_stdin_jsonl_and_errors(tmp_path: Path) -> None:
     assert invoke(["diff", a], tmp_path)[0] == 2
     assert invoke(["diff", a, "missing.json"], tmp_path)[0] == 2
     assert invoke(["diff", a, write(tmp_path / "p.json", '{"name": "x"}')], tmp_path)[0] == 2
+
+
+def test_offline_fallback_counts_are_labelled_estimates(tmp_path: Path) -> None:
+    import os
+    import subprocess
+    import sys
+
+    from tests.cli_support import REPO
+
+    a = write(tmp_path / "a.json", chat(f"Now: 2026-11-29T10:15:03Z.\n{LONG}"))
+    b = write(tmp_path / "b.json", chat(f"Now: 2026-11-30T10:15:03Z.\n{LONG}"))
+    env = {**os.environ, "PYTHONPATH": str(REPO), "PREFIXLINT_TOKENIZER": "estimate"}
+    run = [sys.executable, "-m", "prefixlint", "diff", a, b]
+    proc = subprocess.run(
+        run, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=240, check=False
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "tokens: o200k_base (estimate)" in proc.stdout and "diverges from A at token ~" in proc.stdout
+    proc = subprocess.run(
+        [*run, "--output-format", "json"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=240
+    )
+    data = json.loads(proc.stdout)
+    assert data["tokenizer"]["exact"] is False and data["pairs"][0]["kind"] == "an ISO 8601 timestamp"
+    proc = subprocess.run(
+        [sys.executable, "-m", "prefixlint", "check", "--no-cache", "--output-format", "json", a],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=240,
+    )
+    found = json.loads(proc.stdout)
+    assert [f["code"] for f in found] == ["PFX110"] and found[0]["impact"]["exact"] is False

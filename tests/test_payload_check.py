@@ -9,11 +9,14 @@ from __future__ import annotations
 
 import base64
 import json
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from prefixlint.lint.config import SettingsResolver
+from prefixlint.lint.runner import RunOptions, lint_paths
 from prefixlint.rules._examples import RULES
 from tests.cli_support import invoke, run_cli
 from tests.sdk_server import ProviderServer
@@ -22,6 +25,7 @@ openai = pytest.importorskip("openai")
 anthropic = pytest.importorskip("anthropic")
 
 LONG = " ".join([RULES] * 10)
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 # A 1x1 PNG: the smallest real image a multimodal part can carry.
 PNG = base64.b64encode(
     bytes.fromhex(
@@ -271,7 +275,7 @@ def test_files_no_analyzer_reads_are_reported(tmp_path: Path) -> None:
     code, out, err = invoke(["check", "--no-cache", "notes.md", "package.json"], tmp_path)
     assert code == 0
     assert "notes.md: not checked" in err and "package.json: not checked" in err
-    assert "no files were checked" in err
+    assert out.strip() == "No files were checked."
     # a forced shape reads a named JSON file as a payload, and says when it is not one
     code, out, err = invoke(["check", "--no-cache", "--payload-shape", "chat", "package.json"], tmp_path)
     assert code == 1 and "PFX001 Not a request payload" in out and "not checked" not in err
@@ -295,3 +299,16 @@ def test_payload_globs_and_stdin(server: ProviderServer, tmp_path: Path) -> None
         input=text,
     )
     assert code == 1 and [f["code"] for f in json.loads(out)] == ["PFX110"]
+
+
+def test_payload_examples_match_their_readme_rows() -> None:
+    rows = re.findall(r"^\| `(payloads/[^`]+)` \| ([^|]+) \|", (EXAMPLES / "README.md").read_text(), re.M)
+    expected = {name: set(re.findall(r"PFX\d{3}", codes)) for name, codes in rows}
+    files = {p.relative_to(EXAMPLES).as_posix() for p in (EXAMPLES / "payloads").rglob("*.json*")}
+    assert set(expected) <= files and len(expected) >= 5
+    run = lint_paths([EXAMPLES / "payloads"], SettingsResolver(), RunOptions(jobs=1, use_cache=False))
+    found: dict[str, set[str]] = {name: set() for name in files}
+    for f in run.findings:
+        found[Path(f.location.path).relative_to(EXAMPLES).as_posix()].add(f.code)
+    assert {name: found[name] for name in expected} == expected
+    assert not run.internal_errors

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -46,6 +46,7 @@ class CheckOptions:
     quiet: bool = False
     force_exclude: bool = False
     stdin_filename: str | None = None
+    nothing_checked: bool = False
 
 
 def check(
@@ -189,7 +190,9 @@ def _check_paths(paths: list[Path], resolver: Any, run_options: Any, opts: Check
     unread: list[str] = []
     targets = discover(paths, resolver, force_exclude=opts.force_exclude, unread=unread)
     validate_settings(t.settings for t in targets)
-    _warn_unread(unread, checked=bool(targets))
+    _warn_unread(unread)
+    if unread and not targets:
+        opts = replace(opts, nothing_checked=True)
 
     def lint() -> Any:
         return finalize(targets, check_targets(targets, run_options), changed)
@@ -215,7 +218,7 @@ def _check_paths(paths: list[Path], resolver: Any, run_options: Any, opts: Check
     return _internal(run) or _exit_for(run.findings, opts)
 
 
-def _warn_unread(unread: list[str], checked: bool) -> None:
+def _warn_unread(unread: list[str]) -> None:
     """Say which files named on the command line no analyzer reads: they were not checked."""
     for name in unread:
         typer.echo(
@@ -224,8 +227,6 @@ def _warn_unread(unread: list[str], checked: bool) -> None:
             "see `payload-globs` and `--payload-shape`)",
             err=True,
         )
-    if unread and not checked:
-        typer.echo("prefixlint: warning: no files were checked", err=True)
 
 
 def _changed_lines(ref: str | None) -> dict[str, set[int]] | None:
@@ -316,6 +317,7 @@ def _report(
         applied=applied,
         color=opts.output_file is None and sys.stdout.isatty(),
         quiet=opts.quiet,
+        nothing_checked=opts.nothing_checked,
     )
     if opts.statistics:
         write_output(render_statistics(findings, ctx, opts.output_format), opts.output_file)

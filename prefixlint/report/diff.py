@@ -94,9 +94,8 @@ def _cacheable_lines(data: dict[str, Any], approx: str, color: bool) -> list[str
     )
     lines = [_b(title + ":", color)]
     best: dict[str, dict[str, Any]] = {}
-    for r in rows:
-        if r["provider"] not in best or r["tokens"] < best[r["provider"]]["tokens"]:
-            best[r["provider"]] = r
+    for r in sorted(rows, key=lambda r: (r["tokens"], r["shared_tokens"])):
+        best.setdefault(r["provider"], r)
     for name, r in best.items():
         model = r["model"] or "(any model)"
         lines.append(f"  {name:<10} {model:<22} {approx}{r['tokens']:>7,} tokens   {r['rule']}")

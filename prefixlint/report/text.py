@@ -106,7 +106,7 @@ def summary(findings: Sequence[Finding], ctx: ReportContext) -> str:
     if n == 0:
         if ctx.fixed:
             return f"Found {ctx.fixed} error{'s' if ctx.fixed != 1 else ''} ({ctx.fixed} fixed, 0 remaining)."
-        return "All checks passed!"
+        return "No files were checked." if ctx.nothing_checked else "All checks passed!"
     head = f"Found {n + ctx.fixed} error{'s' if n + ctx.fixed != 1 else ''}"
     head += f" ({ctx.fixed} fixed, {n} remaining)." if ctx.fixed else "."
     parts = [head]

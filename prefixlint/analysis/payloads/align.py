@@ -30,17 +30,38 @@ from prefixlint.model.tools import tool_name
 MIN_STABLE_RUN = 8  # tokens
 # A differing region longer than this (in tokens) on both sides is one varying span: the token diff
 # inside it would cost more than it tells.
-MAX_DIFF_UNITS = 4000
-# Below this share of its head (everything before the last user message) shared with the reference,
-# a sample is taken to come from another template.
-SAME_TEMPLATE = 0.5
+MAX_DIFF_UNITS = 2000
+# Below this share of the reference's head shingles (runs of units before the last user message), a
+# sample is taken to come from another template. Samples of one template share their static text;
+# retrieved chunks or history in the head lower the share, unrelated templates share almost nothing.
+SAME_TEMPLATE = 0.3
 # Samples of one template aligned at most (the first ones); more rarely change which spans vary.
 MAX_SAMPLES = 100
+SHINGLE = 8  # units per shingle of the template fingerprint
 
 _WORDS = re.compile(r"\w+|\s+|[^\w\s]")
 _ROLES = {"system": 1, "developer": 2, "user": 3, "assistant": 4, "tool": 5, "function": 6}
 
 Opcode = tuple[str, int, int, int, int]
+
+
+class _Offsets:
+    """Character offsets of a sample's units, worked out per piece on first use (-1: a role marker).
+
+    Alignment needs only token ids; offsets cost a decode, so only the pieces whose text is shown or
+    located get one.
+    """
+
+    def __init__(self, sample: Sample, index: int) -> None:
+        self.sample, self.index = sample, index
+
+    def __getitem__(self, k: int | slice) -> Any:
+        if isinstance(k, slice):
+            return [self[i] for i in range(*k.indices(len(self.sample.keys)))]
+        offsets = self.sample._offsets
+        if offsets[k] is None:
+            self.sample._fill(self.sample.piece_of[k])
+        return offsets[k][self.index]  # type: ignore[index]
 
 
 @dataclass
@@ -58,9 +79,30 @@ class Sample:
     keys: list[Any] = field(default_factory=list)
     weights: list[float] = field(default_factory=list)
     piece_of: list[int] = field(default_factory=list)
-    char_start: list[int] = field(default_factory=list)  # -1 for an overhead unit
-    char_end: list[int] = field(default_factory=list)
     first_unit: list[int] = field(default_factory=list)  # per piece, then the total
+    _offsets: list[tuple[int, int] | None] = field(default_factory=list, repr=False)
+    _encoding: Any = field(default=None, repr=False)
+    _shingles: frozenset[int] | None = field(default=None, repr=False)
+
+    @property
+    def char_start(self) -> _Offsets:
+        return _Offsets(self, 0)
+
+    @property
+    def char_end(self) -> _Offsets:
+        return _Offsets(self, 1)
+
+    def _fill(self, piece: int) -> None:
+        """Offsets of the units of ``piece`` from its token ids."""
+        lo, hi = self.first_unit[piece], self.first_unit[piece + 1]
+        text = self.pieces[piece].text or ""
+        own = [u for u in range(lo, hi) if self.keys[u] is not None and not _is_marker(self.keys[u])]
+        starts = _token_starts(self._encoding, [self.keys[u] for u in own], text)
+        ends = [*starts[1:], len(text)]
+        for u in range(lo, hi):
+            self._offsets[u] = (-1, -1)
+        for u, a, b in zip(own, starts, ends, strict=True):
+            self._offsets[u] = (a, b)
 
     @property
     def total(self) -> int:
@@ -74,14 +116,28 @@ class Sample:
         msg = self.pieces[idx[-1]].message_index
         return next(i for i in idx if self.pieces[i].message_index == msg)
 
+    def head_end(self) -> int:
+        """The first unit of the last user message (the end of the request's head)."""
+        last = self.last_user_piece()
+        return self.first_unit[last] if last is not None else len(self.keys)
+
+    def shingles(self) -> frozenset[int]:
+        """Hashes of the head's runs of :data:`SHINGLE` units: a cheap, shift-proof fingerprint."""
+        if self._shingles is None:
+            keys = self.keys[: self.head_end()]
+            self._shingles = frozenset(
+                hash(tuple(keys[i : i + SHINGLE])) for i in range(len(keys) - SHINGLE + 1)
+            )
+        return self._shingles
+
     def text_of(self, start: int, stop: int) -> str:
         """The text of units ``[start, stop)`` (overhead units have none)."""
         parts = []
+        starts, ends = self.char_start, self.char_end
         for u in range(start, stop):
-            if self.char_start[u] >= 0:
-                parts.append(
-                    (self.pieces[self.piece_of[u]].text or "")[self.char_start[u] : self.char_end[u]]
-                )
+            a = starts[u]
+            if a >= 0:
+                parts.append((self.pieces[self.piece_of[u]].text or "")[a : ends[u]])
         return "".join(parts)
 
     def locate(self, piece: int, start: int, end: int) -> SourceLocation | None:
@@ -91,6 +147,10 @@ class Sample:
         return self.payload.locate_text(self.pieces[piece].path, start, end)
 
 
+def _is_marker(key: Any) -> bool:
+    return type(key) is int and key < 0
+
+
 def make_sample(
     label: str, pieces: list[Piece], tokenizer: Tokenizer, payload: Payload | None = None
 ) -> Sample:
@@ -98,35 +158,38 @@ def make_sample(
     tools: tuple[str, ...] = ()
     if payload is not None and isinstance(payload.body.get("tools"), list):
         tools = tuple(tool_name(t) for t in payload.body["tools"])
-    s = Sample(label, pieces, payload, tools)
+    s = Sample(label, pieces, payload, tools, _encoding=tokenizer._encoding)
     enc = tokenizer._encoding
     last_msg: int | None = -1
     for i, p in enumerate(pieces):
         s.first_unit.append(len(s.keys))
         text = p.text or ""
+        words: list[tuple[str, float, int, int]] = []
         if enc is not None:
             ids = tokenizer.encode(text)
-            starts = _token_starts(enc, ids, text)
-            units = [(t, 1.0, a, b) for t, a, b in zip(ids, starts, [*starts[1:], len(text)], strict=True)]
+            own = float(len(ids))
         else:
-            units = [(m.group(), len(m.group()) / 4, m.start(), m.end()) for m in _WORDS.finditer(text)]
+            words = [(m.group(), len(m.group()) / 4, m.start(), m.end()) for m in _WORDS.finditer(text)]
+            own = sum(w for _, w, _, _ in words)
         first_of_message = p.message_index is not None and p.message_index != last_msg
         last_msg = p.message_index if p.message_index is not None else last_msg
-        own = sum(w for _, w, _, _ in units)
         overhead = max(0, round(p.tokens - own)) if first_of_message else 0
         marker = -1 - _ROLES.get(p.role or "", 9)
-        for _ in range(overhead):
-            s.keys.append(marker)
-            s.weights.append(1.0)
-            s.piece_of.append(i)
-            s.char_start.append(-1)
-            s.char_end.append(-1)
-        for key, w, a, b in units:
-            s.keys.append(key)
-            s.weights.append(w)
-            s.piece_of.append(i)
-            s.char_start.append(a)
-            s.char_end.append(b)
+        s.keys.extend([marker] * overhead)
+        s.weights.extend([1.0] * overhead)
+        s.piece_of.extend([i] * overhead)
+        if enc is not None:
+            s.keys.extend(ids)
+            s.weights.extend([1.0] * len(ids))
+            s.piece_of.extend([i] * len(ids))
+            s._offsets.extend([None] * (overhead + len(ids)))
+        else:
+            s._offsets.extend([(-1, -1)] * overhead)
+            for key, w, a, b in words:
+                s.keys.append(key)
+                s.weights.append(w)
+                s.piece_of.append(i)
+                s._offsets.append((a, b))
     s.first_unit.append(len(s.keys))
     return s
 
@@ -155,6 +218,12 @@ def align_pair(ref: Sample, other: Sample) -> list[Opcode]:
         b1, b2 = other.first_unit[j1], other.first_unit[j2]
         if tag == "equal":
             _emit(out, ("equal", a1, a2, b1, b2))
+        elif i2 - i1 == j2 - j1:  # as many pieces on both sides: compare them pairwise
+            for k in range(i2 - i1):
+                ua, ub = ref.first_unit[i1 + k], other.first_unit[j1 + k]
+                va, vb = ref.first_unit[i1 + k + 1], other.first_unit[j1 + k + 1]
+                for op in _token_opcodes(ref.keys, other.keys, ua, va, ub, vb):
+                    _emit(out, op)
         else:
             for op in _token_opcodes(ref.keys, other.keys, a1, a2, b1, b2):
                 _emit(out, op)
@@ -197,38 +266,51 @@ def _token_opcodes(a: list[Any], b: list[Any], a1: int, a2: int, b1: int, b2: in
     return ops
 
 
-def head_similarity(ref: Sample, ops: Sequence[Opcode]) -> float:
-    """Share of ``ref``'s head (its tokens before the last user message) that ``ops`` keep equal."""
-    last = ref.last_user_piece()
-    head_end = ref.first_unit[last] if last is not None else len(ref.keys)
-    total = sum(ref.weights[:head_end])
-    if total <= 0:
-        return 1.0
-    same = 0.0
-    for tag, i1, i2, _, _ in ops:
-        if tag == "equal" and i1 < head_end:
-            same += sum(ref.weights[i1 : min(i2, head_end)])
-    return same / total
+def template_similarity(ref: Sample, other: Sample) -> float:
+    """Share of ``ref``'s head shingles that ``other``'s head has too (1.0 when neither has a head)."""
+    a, b = ref.shingles(), other.shingles()
+    if not a:
+        return 0.0 if b else 1.0
+    return len(a & b) / len(a)
 
 
-def cluster_samples(samples: Sequence[Sample]) -> list[list[tuple[Sample, list[Opcode]]]]:
-    """Samples grouped by template: each joins the first group whose reference it mostly shares.
+@dataclass
+class Cluster:
+    """Samples of one template: the aligned members (each with its opcodes against the first, the
+    reference), and those beyond :data:`MAX_SAMPLES`, counted but not aligned."""
 
-    Each member comes with its opcodes against the group's reference (empty for the reference).
-    """
-    groups: list[list[tuple[Sample, list[Opcode]]]] = []
+    members: list[tuple[Sample, list[Opcode]]]
+    extra: list[Sample] = field(default_factory=list)
+
+    @property
+    def reference(self) -> Sample:
+        return self.members[0][0]
+
+    @property
+    def size(self) -> int:
+        return len(self.members) + len(self.extra)
+
+    def samples(self) -> list[Sample]:
+        return [s for s, _ in self.members] + self.extra
+
+
+def cluster_samples(samples: Sequence[Sample]) -> list[Cluster]:
+    """Samples grouped by template: each joins the group whose reference its head resembles most (at
+    least :data:`SAME_TEMPLATE` of the reference's shingles), or starts a group of its own."""
+    clusters: list[Cluster] = []
     for s in samples:
-        for g in groups:
-            ref = g[0][0]
-            if len(g) >= MAX_SAMPLES:
-                continue
-            ops = align_pair(ref, s)
-            if head_similarity(ref, ops) >= SAME_TEMPLATE:
-                g.append((s, ops))
-                break
+        best, score = None, SAME_TEMPLATE
+        for c in clusters:
+            sim = template_similarity(c.reference, s)
+            if sim >= score:
+                best, score = c, sim
+        if best is None:
+            clusters.append(Cluster([(s, [])]))
+        elif len(best.members) < MAX_SAMPLES:
+            best.members.append((s, align_pair(best.reference, s)))
         else:
-            groups.append([(s, [])])
-    return groups
+            best.extra.append(s)
+    return clusters
 
 
 # --- spans ------------------------------------------------------------------------------------------
@@ -301,8 +383,11 @@ def align_group(
     for a, b in intervals:
         stable[a:b] = [False] * (b - a)
     spans = [_span(ref, members, a, b, stable) for a, b in intervals]
-    prefix = sum(ref.weights[: intervals[0][0]]) if intervals else sum(ref.weights)
     divergences = [first_divergence(ref.pieces, s.pieces, tokenizer) for s, _ in members[1:]]
+    if tokenizer is not None and divergences:  # to the token, as every comparison counts it
+        prefix = float(min(d.tokens for d in divergences))
+    else:
+        prefix = sum(ref.weights[: intervals[0][0]]) if intervals else sum(ref.weights)
     return Alignment([s for s, _ in members], stable, spans, round(prefix), divergences, reorder)
 
 
@@ -383,10 +468,15 @@ def _span(
 ) -> VaryingSpan:
     n = len(ref.keys)
     piece, c1, c2, value = _value(ref, a, b)
+    location = ref.locate(piece, c1, c2)
     values = [value]
+    moved = False
     for other, ops in members[1:]:
         j1, j2 = _map(ops, a, False, len(other.keys)), _map(ops, b, True, len(other.keys))
-        values.append(_value(other, j1, max(j1, j2))[3])
+        at, v1, v2, text = _value(other, j1, max(j1, j2))
+        if not value and text and not moved:  # text only other samples have: point at it there
+            location, moved = other.locate(at, v1, v2) or location, True
+        values.append(text)
     section = ref.pieces[piece].section if ref.pieces else Section.MESSAGES
     last = ref.last_user_piece()
     head_end = ref.first_unit[last] if last is not None else n
@@ -402,7 +492,7 @@ def _span(
         values=values,
         kind=kind_of_values(values, section.value),
         cost=cost,
-        location=ref.locate(piece, c1, c2),
+        location=location,
         char_start=c1,
         char_end=c2,
     )

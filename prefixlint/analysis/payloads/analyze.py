@@ -116,20 +116,19 @@ class PayloadAnalyzer:
             if len(indexes) < 2:
                 continue
             index_of = {id(done[i].sample): i for i in indexes}
-            for group in cluster_samples([done[i].sample for i in indexes]):
-                if len(group) < 2:
+            for cluster in cluster_samples([done[i].sample for i in indexes]):
+                if cluster.size < 2:
                     continue
-                alignment = align_group(group, self.tokenizer(provider, model))
+                alignment = align_group(cluster.members, self.tokenizer(provider, model))
                 alignments.append(alignment)
-                for member, _ in group:
-                    k = index_of[id(member)]
-                    layouts[k].samples = len(group)
-                ref = index_of[id(group[0][0])]
-                layouts[ref] = aligned_layout(alignment, layouts[ref])
+                for member in cluster.samples():
+                    layouts[index_of[id(member)]].samples = cluster.size
+                ref = index_of[id(cluster.reference)]
+                layouts[ref] = aligned_layout(alignment, layouts[ref], cluster.size)
         return layouts, alignments
 
 
-def aligned_layout(alignment: Alignment, plain: Layout) -> Layout:
+def aligned_layout(alignment: Alignment, plain: Layout, samples: int | None = None) -> Layout:
     """The reference request's layout with its varying spans as dynamic segments.
 
     Each piece becomes its stable runs (static segments) and the spans that start in it (dynamic
@@ -183,7 +182,7 @@ def aligned_layout(alignment: Alignment, plain: Layout) -> Layout:
         sink_name=plain.sink_name,
         cache_key=plain.cache_key,
         tokens_exact=plain.tokens_exact,
-        samples=len(alignment.samples),
+        samples=samples or len(alignment.samples),
     )
 
 

@@ -185,7 +185,7 @@ def compare(
         sp = first_divergence(ref.pieces, other.pieces, tok)
         pairs.append(_pair(ref, other, sp, texts.get(0), texts.get(k)))
         for row in cacheable_rows(ref.pieces, other.pieces, sp.tokens, provider, model):
-            cacheable.append({"pair": [ref.label, other.label], **row})
+            cacheable.append({"pair": [ref.label, other.label], "shared_tokens": sp.tokens, **row})
     alignment = None
     if len(samples) > 2:
         members = [(ref, [])] + [(s, align_pair(ref, s)) for s in samples[1:]]
