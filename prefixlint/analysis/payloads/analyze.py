@@ -84,7 +84,7 @@ class PayloadAnalyzer:
     def cache(self, provider: str, model: str | None) -> PieceCache:
         key = (provider, model)
         if key not in self._caches:
-            self._caches[key] = PieceCache(tokenizer_for(provider, model))
+            self._caches[key] = PieceCache(tokenizer_for(provider, model), fast=False)
         return self._caches[key]
 
     def request(self, payload: Payload) -> PayloadSample:

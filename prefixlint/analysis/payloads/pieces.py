@@ -88,10 +88,12 @@ class PieceCache:
     between turns costs one dictionary lookup.
     """
 
-    def __init__(self, tokenizer: Tokenizer, max_entries: int = 50_000) -> None:
+    def __init__(self, tokenizer: Tokenizer, max_entries: int = 50_000, fast: bool = True) -> None:
+        """``fast``: use the Rust encoder when it agrees (loading it costs about a second once per
+        process: worth it for a long-lived client, not for a lint run over a few payload files)."""
         self.tokenizer = tokenizer
-        self._encode = fast_encoder(tokenizer)
-        self._rust = _agreeing_rust_encoder(tokenizer)  # called directly on the hot path
+        self._encode = fast_encoder(tokenizer) if fast else tokenizer.encode
+        self._rust = _agreeing_rust_encoder(tokenizer) if fast else None  # called directly on the hot path
         self.max_entries = max_entries
         self._entries: dict[tuple[str, str | None, str], _Entry] = {}
         self._chains: dict[tuple[bytes, bytes], bytes] = {}

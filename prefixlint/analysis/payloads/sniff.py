@@ -76,8 +76,14 @@ def is_request_head(keys: dict[str, str]) -> bool:
     return "custom_id" in keys and (keys.get("body") == "{" or keys.get("params") == "{")
 
 
+# A request head names at least one of these keys; a file without any of them needs no parsing.
+_MARKS = (b'"messages"', b'"input"', b'"instructions"', b'"tools"', b'"system"', b'"custom_id"')
+
+
 def sniff_request(head: bytes) -> bool:
     """True when the first bytes of a JSON or JSON Lines file show a request shape."""
+    if not any(mark in head for mark in _MARKS):
+        return False
     return is_request_head(top_level_keys(head.decode("utf-8", errors="ignore")))
 
 
