@@ -22,7 +22,7 @@ from typing import Any
 from prefixlint.analysis.payloads.divergence import SharedPrefix, first_divergence
 from prefixlint.analysis.payloads.documents import Payload
 from prefixlint.analysis.payloads.kinds import ValueKind, kind_of_values, value_around
-from prefixlint.model.layout import DynamicKind, Section, SourceLocation
+from prefixlint.model.layout import Section, SourceLocation
 from prefixlint.model.pieces import Piece
 from prefixlint.model.tokens import Tokenizer
 from prefixlint.model.tools import tool_name
@@ -496,8 +496,3 @@ def _span(
         char_start=c1,
         char_end=c2,
     )
-
-
-def span_kind(span: VaryingSpan) -> DynamicKind:
-    """The dynamic kind a layout segment for ``span`` carries."""
-    return span.kind.kind

@@ -31,6 +31,7 @@ from prefixlint.model.layout import (
     Segment,
     Timing,
     evolve,
+    replace_segments,
 )
 from prefixlint.model.settings import Settings
 from prefixlint.model.tokens import Tokenizer, tokenizer_for
@@ -174,16 +175,9 @@ def aligned_layout(alignment: Alignment, plain: Layout, samples: int | None = No
                 nondeterminism=Nondeterminism.TOOL_ORDER,
                 location=location or segs[first].location,
             )
-    return Layout(
-        segments=segs,
-        provider=plain.provider,
-        model=plain.model,
-        sink=plain.sink,
-        sink_name=plain.sink_name,
-        cache_key=plain.cache_key,
-        tokens_exact=plain.tokens_exact,
-        samples=samples or len(alignment.samples),
-    )
+    out = replace_segments(plain, segs)
+    out.samples = samples or len(alignment.samples)
+    return out
 
 
 def _static_segment(ref: Sample, piece: int, u: int, v: int, base: Segment, is_last: bool) -> Segment:

@@ -117,13 +117,7 @@ def shared_tokens(tokenizer: Tokenizer, a: str, b: str, chars: int | None = None
         chars = _common_chars(a, b)
     if tokenizer._encoding is None:
         return tokenizer.count(a[:chars]) if chars < len(a) else tokenizer.count(a)
-    ids_a, ids_b = tokenizer.encode(a), tokenizer.encode(b)
-    n = 0
-    for x, y in zip(ids_a, ids_b, strict=False):
-        if x != y:
-            break
-        n += 1
-    return n
+    return common_blocks(tokenizer.encode(a), tokenizer.encode(b))  # leading equal ids
 
 
 def _common_chars(a: str, b: str) -> int:

@@ -64,10 +64,6 @@ class Payload:
         """Where the value at ``path`` (a path inside the body) sits in the file."""
         return self.doc.location(self.full_path(path), self.file)
 
-    def locate_chars(self, path: str, start: int, end: int) -> SourceLocation | None:
-        """Where characters ``[start, end)`` of the string at ``path`` sit in the file."""
-        return self.doc.char_location(self.full_path(path), start, end, self.file)
-
     def locate_piece(self, path: str) -> SourceLocation | None:
         """Where a piece sits: the string holding its text (``path``, or ``path.text`` for a content
         block), else the value at ``path``."""
@@ -86,9 +82,6 @@ class Payload:
             if span is not None and self.doc.text[span[0]] == '"':
                 return self.doc.char_location(full, start, end, self.file)
         return self.locate(path)
-
-    def has(self, path: str) -> bool:
-        return self.full_path(path) in self.doc.spans
 
 
 @dataclass

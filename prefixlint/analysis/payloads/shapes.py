@@ -8,8 +8,6 @@ from typing import Any
 
 from prefixlint.model.providers import guess_provider
 
-API_SHAPES = ("chat", "responses", "messages")
-
 # Content block types only Anthropic's Messages API has.
 _ANTHROPIC_BLOCKS = frozenset(
     (
