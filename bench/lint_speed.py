@@ -265,6 +265,14 @@ def add_payloads(root: Path, n: int = 5) -> list[Path]:
     return out
 
 
+def discovery_time(root: Path, repeat: int = 5) -> float:
+    """Best time of ``discover`` over ``root`` in this process (the walk with every JSON file sniffed)."""
+    from prefixlint.lint.config import SettingsResolver
+    from prefixlint.lint.discover import discover
+
+    return min(timed(lambda: discover([root], SettingsResolver())) for _ in range(repeat))
+
+
 def measure_json(scratch: Path, base_files: int, json_files: int) -> list[dict]:
     """The mixed tree alone, with unrelated JSON files added, and with a few payloads on top."""
     plain = scratch / "json-base"
@@ -276,13 +284,22 @@ def measure_json(scratch: Path, base_files: int, json_files: int) -> list[dict]:
     shutil.copytree(with_json, with_payloads)
     payloads = add_payloads(with_payloads)
     size = sum(p.stat().st_size for p in unrelated)
-    timings = {}
-    for name, root in (("base", plain), ("unrelated", with_json), ("payloads", with_payloads)):
-        cache = scratch / f"cache-json-{name}"
-        shutil.rmtree(cache, ignore_errors=True)
-        cold, nfind = lint_subprocess(root, cache, 2)
-        warm = min(lint_subprocess(root, cache, 2)[0] for _ in range(3))
-        timings[name] = (cold, warm, nfind)
+    trees = (("base", plain), ("unrelated", with_json), ("payloads", with_payloads))
+    colds: dict[str, list[float]] = {name: [] for name, _ in trees}
+    warms: dict[str, list[float]] = {name: [] for name, _ in trees}
+    found: dict[str, int] = {}
+    # Interleaved and best of 3, so that the three trees share the machine's load alike.
+    for _ in range(3):
+        for name, root in trees:
+            cache = scratch / f"cache-json-{name}"
+            shutil.rmtree(cache, ignore_errors=True)
+            t, found[name] = lint_subprocess(root, cache, 2)
+            colds[name].append(t)
+    for _ in range(3):
+        for name, root in trees:
+            warms[name].append(lint_subprocess(root, scratch / f"cache-json-{name}", 2)[0])
+    timings = {name: (min(colds[name]), min(warms[name]), found[name]) for name, _ in trees}
+    walk = {name: discovery_time(root) for name, root in trees}
     base_cold, base_warm, base_find = timings["base"]
     rows = [
         {
@@ -295,8 +312,19 @@ def measure_json(scratch: Path, base_files: int, json_files: int) -> list[dict]:
             "findings": base_find,
             "note": "baseline of the JSON rows",
         }
-        for run, t in (("cold, `-j 2`", base_cold), ("warm (best of 3)", base_warm))
+        for run, t in (("cold, `-j 2` (best of 3)", base_cold), ("warm (best of 3)", base_warm))
     ]
+    rows.append(
+        {
+            "tree": f"mixed {base_files:,} (10% prompts)",
+            "run": "discovery only, in-process (walk, excludes, JSON sniff; best of 5)",
+            "files": len(files),
+            "s": walk["base"],
+            "ratio": 1.0,
+            "vs_process": 1.0,
+            "note": "baseline of the discovery rows",
+        }
+    )
     labels = {
         "unrelated": f"+ {json_files:,} unrelated JSON ({size / 1e6:.1f} MB)",
         "payloads": f"+ {json_files:,} unrelated JSON + {len(payloads)} payloads of one template",
@@ -304,12 +332,17 @@ def measure_json(scratch: Path, base_files: int, json_files: int) -> list[dict]:
     for name, label in labels.items():
         cold, warm, nfind = timings[name]
         count = len(files) + len(unrelated) + (len(payloads) if name == "payloads" else 0)
-        for run, t, b in (("cold, `-j 2`", cold, base_cold), ("warm (best of 3)", warm, base_warm)):
+        runs = (
+            ("cold, `-j 2` (best of 3)", cold, base_cold),
+            ("warm (best of 3)", warm, base_warm),
+            ("discovery only, in-process (best of 5)", walk[name], walk["base"]),
+        )
+        for run, t, b in runs:
             note = f"{(t - b) / len(unrelated) * 1e3:+.3f} ms per JSON file vs the baseline"
             rows.append(
                 {
                     "tree": f"mixed {base_files:,} {label}",
-                    "run": f"prefixlint {run}, fresh process",
+                    "run": run if run.startswith("discovery") else f"prefixlint {run}, fresh process",
                     "files": count,
                     "s": t,
                     "ratio": t / b,
@@ -513,6 +546,7 @@ def main() -> None:
     parser.add_argument("--skip-stdlib", action="store_true")
     parser.add_argument("--json-files", type=int, default=2000, help="unrelated JSON files (0: skip)")
     parser.add_argument("--json-base", type=int, default=500, help="modules of the JSON comparison tree")
+    parser.add_argument("--json-only", action="store_true", help="run only the JSON comparison")
     parser.add_argument("--record", action="store_true", help="append the table to bench/RESULTS.md")
     args = parser.parse_args()
 
@@ -521,7 +555,7 @@ def main() -> None:
     rows: list[dict] = []
     with tempfile.TemporaryDirectory(prefix="prefixlint-bench-") as tmp:
         scratch = Path(tmp)
-        if not args.skip_stdlib:
+        if not args.skip_stdlib and not args.json_only:
             root, files = stdlib_files(args.stdlib_every)
             # Lint a copy: exactly the sampled files, outside any git checkout whose .gitignore
             # would hide them (pyenv's own repository ignores its versions/ folder).
@@ -532,12 +566,13 @@ def main() -> None:
                 shutil.copyfile(f, dest)
             root, files = copy, [copy / f.relative_to(root) for f in files]
             rows += measure("stdlib", root, files, scratch, (1, 2))
-        tree = scratch / "prompt-heavy"
-        files = make_prompt_tree(tree, args.files)
-        rows += measure("prompt-heavy", tree, files, scratch, (1, 2))
-        mixed = scratch / "mixed"
-        files = make_mixed_tree(mixed, args.warm_files, max(1, args.warm_files // 10))
-        rows += measure(f"mixed {args.warm_files:,} (10% prompts)", mixed, files, scratch, (2,))
+        if not args.json_only:
+            tree = scratch / "prompt-heavy"
+            files = make_prompt_tree(tree, args.files)
+            rows += measure("prompt-heavy", tree, files, scratch, (1, 2))
+            mixed = scratch / "mixed"
+            files = make_mixed_tree(mixed, args.warm_files, max(1, args.warm_files // 10))
+            rows += measure(f"mixed {args.warm_files:,} (10% prompts)", mixed, files, scratch, (2,))
         if args.json_files:
             rows += measure_json(scratch, args.json_base, args.json_files)
     command = "python bench/lint_speed.py" + (
@@ -547,6 +582,7 @@ def main() -> None:
     command += f" --warm-files {args.warm_files}" if args.warm_files != 2000 else ""
     command += f" --json-files {args.json_files}" if args.json_files != 2000 else ""
     command += f" --json-base {args.json_base}" if args.json_base != 500 else ""
+    command += " --json-only" if args.json_only else ""
     entry = (
         f"`{command}`, prefixlint {prefixlint.__version__}, Python {platform.python_version()}, "
         f"{os.cpu_count()} CPUs.\n\n" + table(rows)

@@ -312,3 +312,34 @@ def test_payload_examples_match_their_readme_rows() -> None:
         found[Path(f.location.path).relative_to(EXAMPLES).as_posix()].add(f.code)
     assert {name: found[name] for name in expected} == expected
     assert not run.internal_errors
+
+
+def test_real_responses_payload_with_image_and_function_call(server: ProviderServer, tmp_path: Path) -> None:
+    def send(instructions: str) -> dict:
+        _openai(server).responses.create(
+            model="gpt-4.1",
+            instructions=instructions,
+            tools=[{"type": "function", "name": "search_docs", "parameters": {"type": "object"}}],
+            input=[
+                {
+                    "role": "user",
+                    "content": [
+                        {"type": "input_text", "text": "What is on this receipt?"},
+                        {"type": "input_image", "image_url": f"data:image/png;base64,{PNG}"},
+                    ],
+                },
+                {"type": "function_call", "call_id": "c1", "name": "search_docs", "arguments": '{"q": "x"}'},
+                {"type": "function_call_output", "call_id": "c1", "output": "A receipt lists items."},
+                {"role": "user", "content": "Summarize it."},
+            ],
+        )
+        return server.requests[-1]
+
+    quiet = write(tmp_path / "ok" / "response_request.json", send(LONG))
+    assert findings(tmp_path, str(quiet.relative_to(tmp_path)))[:2] == (0, [])
+    stamped = send(f"Session 5f2a9c31d0e84b7a9e1f. {LONG}")
+    path = write(tmp_path / "bad" / "response_request.json", stamped)
+    code, found, _ = findings(tmp_path, str(path.relative_to(tmp_path)))
+    assert code == 1 and [f["code"] for f in found] == ["PFX110"]
+    assert found[0]["location"]["row"] == line_of(path, "5f2a9c31d0e84b7a9e1f")
+    assert "`5f2a9c31d0e84b7a9e1f` in instructions looks like a hexadecimal id" in found[0]["message"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import replace
 
@@ -26,6 +27,8 @@ from prefixlint.rules.impact import impact_at
 
 # Static tokens that must follow a match for it to be worth a finding: one step of OpenAI's cache.
 MIN_TAIL_TOKENS = 128
+# Words that, shortly before a match, make it an example of a format rather than a value.
+_EXAMPLE = re.compile(r"(?i)\b(?:e\.?g\.?|i\.e\.|example|such as|like|format|formatted|pattern)\b")
 
 _STAMPED = as_json(chat_body(f"Current time: 2026-11-29T10:15:03Z.\n{LONG_RULES}"))
 _TRACED = as_json(
@@ -43,15 +46,17 @@ class VolatilePatternBeforeStatic(Rule):
 
     A rendered request payload carries no code to say where its text came from; its text is all there
     is. A timestamp with a time of day, a UUID, a long hexadecimal or prefixed id, a JSON Web Token or
-    a long run of digits in the tools or the system prompt usually changes on every request, and then
-    no request can reuse the cached tokens after it. The patterns live in the catalog
-    (``[[volatile-patterns]]`` in ``data/catalog.toml``), each with texts it must and must not match.
+    a long run of digits in the system prompt usually changes on every request, and then no request
+    can reuse the cached tokens after it. The patterns live in the catalog (``[[volatile-patterns]]``
+    in ``data/catalog.toml``), each with texts it must and must not match.
 
-    Only the tools, the system prompt and the instructions are searched: earlier turns of the
-    conversation stay fixed as it grows, and the new user turn is where per-request values belong. A
-    match needs at least 128 static tokens after it. When several payloads of one template are checked
-    together (the lines of a JSON Lines file, or the payload files of a directory), what actually
-    varies between them is reported instead (PFX101-PFX109), and this rule stays silent.
+    Only the system prompt, the instructions and developer messages are searched: tool schemas hold
+    example values, earlier turns of the conversation stay fixed as it grows, and the new user turn is
+    where per-request values belong. A value shortly after "e.g.", "for example", "such as", "like" or
+    "format" is an example, not a value. A match needs at least 128 static tokens after it. When
+    several payloads of one template are checked together (the lines of a JSON Lines file, or the
+    payload files of a directory), what actually varies between them is reported instead
+    (PFX101-PFX109), and this rule stays silent.
 
     Fix: move the value into the last user message, or leave it out of the prompt.
     """
@@ -79,6 +84,30 @@ class VolatilePatternBeforeStatic(Rule):
             as_json(chat_body(f"{LONG_RULES}\nCurrent time: 2026-11-29T10:15:03Z.")),
             path="request.json",
             note="nothing static follows the timestamp",
+        ),
+        Example(
+            as_json(chat_body(f"Write times in ISO 8601, e.g. 2026-01-01T09:30:00Z.\n{LONG_RULES}")),
+            path="request.json",
+            note="an example of a format",
+        ),
+        Example(
+            as_json(
+                chat_body(
+                    LONG_RULES,
+                    tools=[
+                        {
+                            "type": "function",
+                            "function": {
+                                "name": "book_slot",
+                                "description": "Book a slot starting at 2026-11-29T10:15:00Z or later.",
+                                "parameters": {"type": "object"},
+                            },
+                        }
+                    ],
+                )
+            ),
+            path="request.json",
+            note="a tool schema holds examples, not per-request values",
         ),
         Example(
             as_json(
@@ -112,11 +141,13 @@ class VolatilePatternBeforeStatic(Rule):
             return
         tok = None
         for i, seg in enumerate(layout.segments):
-            if not seg.static or seg.section is Section.MESSAGES or seg.is_last_user_message:
+            if not seg.static or seg.section is not Section.SYSTEM or seg.is_last_user_message:
                 continue
             if seg.location is None or not seg.text:
                 continue
             for match in find_volatile(seg.text):
+                if _EXAMPLE.search(seg.text, max(0, match.start - 40), match.start):
+                    continue  # "dates look like 2026-01-01T00:00:00Z": an example, not a value
                 tok = tok or tokenizer_for(layout.provider, layout.model)
                 base = impact_at(layout, i, ctx.settings)
                 lost = base.tokens_lost + tok.count(seg.text[match.end :])
