@@ -177,3 +177,12 @@ def test_offline_fallback_counts_are_labelled_estimates(tmp_path: Path) -> None:
     )
     found = json.loads(proc.stdout)
     assert [f["code"] for f in found] == ["PFX110"] and found[0]["impact"]["exact"] is False
+
+
+def test_provider_option_sets_tokenizer_and_target(tmp_path: Path) -> None:
+    a = write(tmp_path / "a.json", chat(f"{LONG}\nA"))
+    b = write(tmp_path / "b.json", chat(f"{LONG}\nB"))
+    code, data, _ = diff_json(tmp_path, a, b, "--provider", "vllm", "--min-cacheable", "16")
+    assert code == 0 and data["provider"] == "vllm" and data["tokenizer"]["encoding"] == "cl100k_base"
+    assert data["checks"][0]["passed"] and "vllm's rules" in data["checks"][0]["check"]
+    assert invoke(["diff", a, b, "--provider", "nope"], tmp_path)[0] == 2

@@ -76,7 +76,9 @@ def diff(
             raise fail(f"--provider: {exc}") from exc
     settings = _settings(Settings, provider, model, payload_shape)
     try:
-        samples, cache, texts = read_samples(load_inputs(inputs, _read_stdin), settings, as_text=text)
+        samples, cache, texts = read_samples(
+            load_inputs(inputs, _read_stdin), settings, as_text=text, provider=provider
+        )
     except InputError as exc:
         raise fail(str(exc)) from exc
     if len(samples) < 2:

@@ -64,12 +64,13 @@ class TextSample:
 
 
 def read_samples(
-    inputs: list[Input], settings: Settings, as_text: bool = False
+    inputs: list[Input], settings: Settings, as_text: bool = False, provider: str | None = None
 ) -> tuple[list[Sample], PieceCache, dict[int, TextSample]]:
     """Samples of every input (a JSON Lines file gives one per request), cut with one tokenizer.
 
-    The provider and model come from the first request (or the settings, for plain text). Raises
-    :class:`InputError` for malformed JSON (with line and column) or a JSON file without a request.
+    The provider (unless given) and model come from the first request (or the settings, for plain
+    text). Raises :class:`InputError` for malformed JSON (with line and column) or a JSON file without
+    a request.
     """
     analyzer = PayloadAnalyzer(settings)
     payloads = []
@@ -86,9 +87,10 @@ def read_samples(
             payloads.append(inp)
     first = next((p for p in payloads if not isinstance(p, Input)), None)
     if first is not None:
-        provider, model = provider_for(first.body, first.api, settings)
+        found, model = provider_for(first.body, first.api, settings)
+        provider = provider or found
     else:
-        provider, model = settings.provider, settings.model
+        provider, model = provider or settings.provider, settings.model
     cache = analyzer.cache(provider, model)
     samples: list[Sample] = []
     texts: dict[int, TextSample] = {}
