@@ -6,11 +6,12 @@ import json
 
 import pytest
 
-from prefixlint.analysis.payloads.align import align_group, align_pair, cluster_samples, make_sample
+from prefixlint.analysis.payloads.align import align_group, align_pair, cluster_samples
 from prefixlint.analysis.payloads.analyze import PayloadAnalyzer, analyze_payload_files
 from prefixlint.analysis.payloads.divergence import first_divergence
 from prefixlint.analysis.payloads.documents import read_payload_file
 from prefixlint.analysis.payloads.pieces import PieceCache, pieces_from_request
+from prefixlint.analysis.payloads.samples import make_sample
 from prefixlint.model.layout import DynamicKind, Nondeterminism
 from prefixlint.model.settings import Settings
 from prefixlint.model.tokens import Tokenizer, tokenizer_for

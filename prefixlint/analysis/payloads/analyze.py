@@ -12,16 +12,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from prefixlint.analysis.payloads.align import (
-    Alignment,
-    Sample,
-    VaryingSpan,
-    align_group,
-    cluster_samples,
-    make_sample,
-)
+from prefixlint.analysis.payloads.align import Alignment, VaryingSpan, align_group, cluster_samples
 from prefixlint.analysis.payloads.documents import Payload, PayloadFile, read_payload_file
 from prefixlint.analysis.payloads.pieces import PieceCache, pieces_from_request
+from prefixlint.analysis.payloads.samples import Sample, make_sample
 from prefixlint.analysis.payloads.to_layout import layout_from_pieces
 from prefixlint.analysis.result import FileAnalysis
 from prefixlint.model.layout import (

@@ -16,12 +16,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from prefixlint.analysis.payloads.align import Alignment, Sample, align_group, align_pair, make_sample
+from prefixlint.analysis.payloads.align import Alignment, align_group, align_pair
 from prefixlint.analysis.payloads.analyze import PayloadAnalyzer, provider_for
 from prefixlint.analysis.payloads.divergence import SharedPrefix, first_divergence
 from prefixlint.analysis.payloads.documents import read_payload_file
 from prefixlint.analysis.payloads.kinds import kind_of_change
 from prefixlint.analysis.payloads.pieces import PieceCache, pieces_from_request
+from prefixlint.analysis.payloads.samples import Sample, make_sample
 from prefixlint.analysis.payloads.sniff import JSON_SUFFIXES
 from prefixlint.model.json_text import LineIndex
 from prefixlint.model.layout import Section, SourceLocation
