@@ -139,13 +139,15 @@ def _tokens(n: int) -> str:
     return f"{n // 1024}k" if n >= 1024 else str(n)
 
 
-def _table(headers: list[str], rows: list[list[str]], left: int = 1) -> str:
-    th = "".join(
-        f'<th class="{"l" if i < left else ""}">{html.escape(h)}</th>' for i, h in enumerate(headers)
-    )
+def _table(headers: list[str], rows: list[list[str]], left: int = 1, text_last: bool = False) -> str:
+    """An HTML table; the first ``left`` columns (and the last with ``text_last``) align left."""
+
+    def cls(i: int) -> str:
+        return "l" if i < left or (text_last and i == len(headers) - 1) else ""
+
+    th = "".join(f'<th class="{cls(i)}">{html.escape(h)}</th>' for i, h in enumerate(headers))
     body = "".join(
-        "<tr>" + "".join(f'<td class="{"l" if i < left else ""}">{c}</td>' for i, c in enumerate(r)) + "</tr>"
-        for r in rows
+        "<tr>" + "".join(f'<td class="{cls(i)}">{c}</td>' for i, c in enumerate(r)) + "</tr>" for r in rows
     )
     return f"<table><thead><tr>{th}</tr></thead><tbody>{body}</tbody></table>"
 
