@@ -120,11 +120,11 @@ async def messages(srv: Server, request: Request) -> Response:
     if body.get("stream"):
         events = message_events(message, first, gen, {**usage(first), "output_tokens": 0}, usage)
         return StreamingResponse(events, media_type="text/event-stream")
-    text, last = await collect(first, gen)
+    last = await collect(first, gen)
     return JSONResponse(
         {
             **message,
-            "content": [{"type": "text", "text": text}],
+            "content": [{"type": "text", "text": last.text}],
             "stop_reason": stop_reason(last),
             "stop_sequence": last.stop_sequence,
             "usage": usage(last),

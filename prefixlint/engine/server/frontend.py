@@ -4,12 +4,12 @@ sample, and the engine's token stream turned into text pieces with stop strings 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from fastapi import Request
 
 from prefixlint.engine.llm_engine import AdmissionError, LLMEngine
-from prefixlint.engine.sampling import SamplingParams
+from prefixlint.engine.sampling import MAX_LOGPROBS, SamplingParams, TokenLogprob
 from prefixlint.engine.server.errors import ApiError
 
 
@@ -23,6 +23,8 @@ class Piece:
     completion_tokens: int
     reason: str | None = None  # stop | length | stop_sequence
     stop_sequence: str | None = None
+    # The tokens behind this piece, with where each starts in the completion text (when requested).
+    logprobs: list[tuple[TokenLogprob, int]] = field(default_factory=list)
 
 
 class Server:
@@ -57,12 +59,13 @@ class Server:
                 raise ApiError(400, "cache_salt must be a string of 1 to 1024 characters")
         return self.engine.namespace(tenant, salt)
 
-    def params(self, body: dict, max_tokens: object) -> SamplingParams:
-        """Sampling parameters from the body (400 on anything unsupported or invalid)."""
+    def params(self, body: dict, max_tokens: object, logprobs: int | None = None) -> SamplingParams:
+        """Sampling parameters from the body (400 on anything unsupported or invalid).
+        ``logprobs``: alternatives per token (0 = the sampled token only), None for none."""
         if body.get("n", 1) != 1 or body.get("best_of", 1) != 1:
             raise ApiError(400, "only n=1 is supported")
-        if body.get("logprobs") or body.get("top_logprobs") or body.get("echo"):
-            raise ApiError(400, "logprobs and echo are not supported")
+        if body.get("echo") or body.get("prompt_logprobs") is not None:
+            raise ApiError(400, "echo and prompt_logprobs are not supported")
 
         def num(key: str, default: float) -> float:
             value = body.get(key)
@@ -75,6 +78,7 @@ class Server:
                 top_p=num("top_p", 1.0),
                 seed=None if body.get("seed") is None else int(body["seed"]),
                 ignore_eos=bool(body.get("ignore_eos", False)),
+                logprobs=logprobs,
             )
         except (TypeError, ValueError) as exc:
             raise ApiError(400, f"invalid sampling parameters: {exc}") from exc
@@ -101,25 +105,27 @@ class Server:
             raise ApiError(400, str(exc)) from exc
         tok = self.engine.tokenizer
         out_ids: list[int] = []
-        sent = ""
+        sent = text = ""
+        pending: list[tuple[TokenLogprob, int]] = []
         stream = self.engine.generate_stream(ids, params, ns, cacheable)
         try:
             async for delta in stream:
                 out = delta.output
                 if out is not None and out.finish_reason == "error":
                     raise ApiError(500, out.error or "request failed", "server_error")
+                pending.extend((lp, len(text)) for lp in delta.logprobs)
                 out_ids.extend(delta.token_ids)
                 text = tok.decode(out_ids)
                 counts = (len(ids), delta.num_cached_tokens, len(out_ids))
                 hits = [(text.find(s), s) for s in stops if s in text]
                 if hits:
                     at, stop = min(hits)
-                    yield Piece(text[len(sent) : at], *counts, "stop_sequence", stop)
+                    yield Piece(text[len(sent) : at], *counts, "stop_sequence", stop, pending)
                     return
                 if out is None and text.endswith("\ufffd"):
                     continue  # the rest of a multi-byte character is still to come
-                yield Piece(text[len(sent) :], *counts, out.finish_reason if out else None)
-                sent = text
+                yield Piece(text[len(sent) :], *counts, out.finish_reason if out else None, None, pending)
+                sent, pending = text, []
         finally:
             await stream.aclose()  # aborts the request (frees its blocks) if it is still running
 
@@ -136,9 +142,27 @@ async def chain(first: Piece, rest: AsyncIterator[Piece]) -> AsyncIterator[Piece
         yield piece
 
 
-async def collect(first: Piece, rest: AsyncIterator[Piece]) -> tuple[str, Piece]:
-    """The whole text and the last piece (which carries the final counts and reason)."""
-    text, last = "", first
+async def collect(first: Piece, rest: AsyncIterator[Piece]) -> Piece:
+    """All pieces as one: the whole text and logprobs, the last piece's counts and reason."""
+    text, logprobs, last = "", [], first
     async for piece in chain(first, rest):
         text, last = text + piece.text, piece
-    return text, last
+        logprobs.extend(piece.logprobs)
+    return Piece(
+        text,
+        last.prompt_tokens,
+        last.cached_tokens,
+        last.completion_tokens,
+        last.reason,
+        last.stop_sequence,
+        logprobs,
+    )
+
+
+def logprobs_option(value: object, name: str) -> int | None:
+    """An integer 0..MAX_LOGPROBS (or None), else a 400 naming ``name``."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_LOGPROBS:
+        raise ApiError(400, f"{name} must be an integer from 0 to {MAX_LOGPROBS}")
+    return value

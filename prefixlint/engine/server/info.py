@@ -20,12 +20,25 @@ def model_card(srv: Server) -> dict:
     }
 
 
+def health(srv: Server) -> dict:
+    """Liveness plus the KV pool's shape, so a client can size boundary probes without config."""
+    cfg, bm = srv.engine.config, srv.engine.block_manager
+    return {
+        "status": "ok",
+        "max_model_len": cfg.max_model_len,
+        "block_size": bm.block_size,
+        "num_blocks": bm.num_blocks,
+        "kv_pool_tokens": bm.num_blocks * bm.block_size,
+        "prefix_caching": cfg.enable_prefix_caching,
+    }
+
+
 def add_info_routes(app: FastAPI, srv: Server, metrics: EngineMetrics) -> None:
     """Mount the health, metrics and model-list routes."""
 
     @app.get("/health")
     async def _health() -> dict:
-        return {"status": "ok"}
+        return health(srv)
 
     @app.get("/metrics")
     async def _metrics() -> Response:

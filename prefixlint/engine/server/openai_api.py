@@ -9,11 +9,13 @@ from collections.abc import AsyncIterator, Callable
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, Response, StreamingResponse
 
+from prefixlint.engine.sampling import TokenLogprob
 from prefixlint.engine.server.errors import ApiError, read_json, text_blocks
-from prefixlint.engine.server.frontend import Piece, Server, collect, started
+from prefixlint.engine.server.frontend import Piece, Server, collect, logprobs_option, started
 from prefixlint.engine.server.sse import DONE, sse
 
 ChunkMaker = Callable[[Piece], dict]
+LOWEST_LOGPROB = -9999.0  # what OpenAI and vLLM report for impossible tokens (JSON has no -inf)
 
 
 def usage_of(p: Piece) -> dict:
@@ -33,6 +35,52 @@ def finish_reason(p: Piece) -> str | None:
 
 def include_usage(body: dict) -> bool:
     return bool((body.get("stream_options") or {}).get("include_usage"))
+
+
+def _logprob(value: float) -> float:
+    return max(value, LOWEST_LOGPROB)
+
+
+def chat_logprobs_request(body: dict) -> int | None:
+    """Chat's ``logprobs`` (a bool) and ``top_logprobs`` (0-20, needs ``logprobs``)."""
+    want, top = body.get("logprobs"), logprobs_option(body.get("top_logprobs"), "top_logprobs")
+    if want is not None and not isinstance(want, bool):
+        raise ApiError(400, "logprobs must be true or false on chat completions")
+    if top is not None and not want:
+        raise ApiError(400, "top_logprobs requires logprobs to be true")
+    return (top or 0) if want else None
+
+
+def chat_logprobs(srv: Server, entries: list[tuple[TokenLogprob, int]]) -> dict:
+    """``choices[].logprobs`` of a chat completion: one ``content`` entry per token."""
+    tok = srv.engine.tokenizer
+
+    def item(token_id: int, logprob: float) -> dict:
+        raw = tok.token_bytes(token_id)
+        return {"token": tok.decode([token_id]), "logprob": _logprob(logprob), "bytes": list(raw)}
+
+    content = [
+        {**item(lp.token_id, lp.logprob), "top_logprobs": [item(t, v) for t, v in lp.top]}
+        for lp, _ in entries
+    ]
+    return {"content": content, "refusal": None}
+
+
+def completion_logprobs(srv: Server, entries: list[tuple[TokenLogprob, int]]) -> dict:
+    """``choices[].logprobs`` of a completion: parallel lists, as the legacy API and vLLM. Each
+    ``top_logprobs`` entry holds the requested alternatives plus the sampled token."""
+    tok = srv.engine.tokenizer
+    tops = []
+    for lp, _ in entries:
+        top = {tok.decode([t]): _logprob(v) for t, v in lp.top}
+        top.setdefault(tok.decode([lp.token_id]), _logprob(lp.logprob))
+        tops.append(top)
+    return {
+        "tokens": [tok.decode([lp.token_id]) for lp, _ in entries],
+        "token_logprobs": [_logprob(lp.logprob) for lp, _ in entries],
+        "top_logprobs": tops,
+        "text_offset": [offset for _, offset in entries],
+    }
 
 
 def completion_prompt(srv: Server, body: dict) -> list[int]:
@@ -94,45 +142,49 @@ async def completions(srv: Server, request: Request) -> Response:
     body = await read_json(request)
     ns = srv.namespace(request, body)
     ids = completion_prompt(srv, body)
-    params = srv.params(body, body.get("max_tokens", 16))
+    logprobs = logprobs_option(body.get("logprobs"), "logprobs")
+    params = srv.params(body, body.get("max_tokens", 16), logprobs)
     first, gen = await started(srv.pieces(ids, params, ns, srv.stops(body.get("stop"))))
     rid, created = f"cmpl-{uuid.uuid4().hex}", int(time.time())
+    head = {"id": rid, "object": "text_completion", "created": created, "model": srv.model_name}
 
     def chunk(p: Piece) -> dict:
-        choice = {"index": 0, "text": p.text, "logprobs": None, "finish_reason": finish_reason(p)}
-        head = {"id": rid, "object": "text_completion", "created": created, "model": srv.model_name}
+        lps = None if logprobs is None else completion_logprobs(srv, p.logprobs)
+        choice = {"index": 0, "text": p.text, "logprobs": lps, "finish_reason": finish_reason(p)}
         return {**head, "choices": [choice]}
 
     if body.get("stream"):
         return stream_response(first, gen, chunk, None, include_usage(body))
-    text, last = await collect(first, gen)
-    out = chunk(last)
-    out["choices"][0]["text"] = text
-    return JSONResponse({**out, "usage": usage_of(last)})
+    whole = await collect(first, gen)
+    return JSONResponse({**chunk(whole), "usage": usage_of(whole)})
 
 
 async def chat_completions(srv: Server, request: Request) -> Response:
     body = await read_json(request)
     ns = srv.namespace(request, body)
     ids = chat_prompt(srv, body)
-    params = srv.params(body, body.get("max_completion_tokens", body.get("max_tokens")))
+    logprobs = chat_logprobs_request(body)
+    params = srv.params(body, body.get("max_completion_tokens", body.get("max_tokens")), logprobs)
     first, gen = await started(srv.pieces(ids, params, ns, srv.stops(body.get("stop"))))
     rid, created = f"chatcmpl-{uuid.uuid4().hex}", int(time.time())
     base = {"id": rid, "object": "chat.completion.chunk", "created": created, "model": srv.model_name}
 
+    def lps(p: Piece) -> dict | None:
+        return None if logprobs is None else chat_logprobs(srv, p.logprobs)
+
     def chunk(p: Piece) -> dict:
         delta = {"content": p.text} if p.text else {}
-        choice = {"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish_reason(p)}
+        choice = {"index": 0, "delta": delta, "logprobs": lps(p), "finish_reason": finish_reason(p)}
         return {**base, "choices": [choice]}
 
     if body.get("stream"):
         delta = {"role": "assistant", "content": ""}
         role = {"index": 0, "delta": delta, "logprobs": None, "finish_reason": None}
         return stream_response(first, gen, chunk, {**base, "choices": [role]}, include_usage(body))
-    text, last = await collect(first, gen)
-    message = {"role": "assistant", "content": text}
-    choice = {"index": 0, "message": message, "logprobs": None, "finish_reason": finish_reason(last)}
-    return JSONResponse({**base, "object": "chat.completion", "choices": [choice], "usage": usage_of(last)})
+    whole = await collect(first, gen)
+    message = {"role": "assistant", "content": whole.text}
+    choice = {"index": 0, "message": message, "logprobs": lps(whole), "finish_reason": finish_reason(whole)}
+    return JSONResponse({**base, "object": "chat.completion", "choices": [choice], "usage": usage_of(whole)})
 
 
 def add_openai_routes(app: FastAPI, srv: Server) -> None:
