@@ -102,6 +102,18 @@ def test_same_tenant_hits_and_other_tenant_misses(server: tuple[str, LLMEngine])
     )
 
 
+def test_chat_without_max_tokens_stops_at_the_default_shown_in_models(server: tuple[str, LLMEngine]) -> None:
+    """tiny can never sample its end-of-sequence id; a chat request without max_tokens stops at
+    the server-side default that /v1/models shows, not at max_model_len."""
+    url, eng = server
+    card = httpx.get(f"{url}/v1/models", headers={"Authorization": "Bearer key-a"}).json()["data"][0]
+    assert card["default_max_tokens"] == eng.default_max_tokens == 256 < MAX_LEN
+    r = oai(url).chat.completions.create(
+        model="tiny", messages=[{"role": "user", "content": "Tell me everything."}]
+    )
+    assert r.usage.completion_tokens == 256 and r.choices[0].finish_reason == "length"
+
+
 def test_cached_tokens_is_present_at_zero(server: tuple[str, LLMEngine]) -> None:
     url, _ = server
     raw = httpx.post(
@@ -229,16 +241,23 @@ def test_client_salt_is_rejected_unless_allowed(server: tuple[str, LLMEngine]) -
 
 
 def test_too_long_prompts_get_400_and_allocate_nothing(server: tuple[str, LLMEngine]) -> None:
+    """The boundary at -1, exact and +1: over max_model_len is a 400 that never reaches the
+    allocator; at or under it the request runs and stops at max_model_len."""
     url, eng = server
     wait_idle(eng)
+    calls = eng.stats()["allocation_calls"]
     with pytest.raises(openai.BadRequestError, match="max_model_len"):
         oai(url).completions.create(model="tiny", prompt=[7] * (MAX_LEN + 1), max_tokens=1)
-    ok = oai(url).completions.create(model="tiny", prompt=[7] * MAX_LEN, max_tokens=5)
-    assert ok.usage.completion_tokens == 1 and ok.choices[0].finish_reason == "length"
     with pytest.raises(anthropic.BadRequestError, match="max_model_len"):
         anthropic.Anthropic(base_url=url, api_key="key-a", max_retries=0).messages.create(
             model="tiny", max_tokens=1, messages=[{"role": "user", "content": "word " * (MAX_LEN + 10)}]
         )
+    assert eng.stats()["allocation_calls"] == calls  # rejected before any block was handed out
+    for length in (MAX_LEN - 1, MAX_LEN):
+        ok = oai(url).completions.create(model="tiny", prompt=[8] * length, max_tokens=5)
+        assert ok.usage.prompt_tokens == length and ok.choices[0].finish_reason == "length"
+        assert ok.usage.completion_tokens == max(1, MAX_LEN - length)  # output stops at max_model_len
+    assert eng.stats()["allocation_calls"] > calls
     wait_idle(eng)
 
 
