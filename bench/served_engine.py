@@ -26,13 +26,27 @@ ROOT = Path(__file__).resolve().parent.parent
 
 @dataclass
 class Sample:
-    """One streamed request: client-side TTFT, the usage the server reported, and the engine's
-    time in KV integrity checks during it (from ``/metrics``)."""
+    """One streamed request: client-side TTFT, the usage the server reported, the engine's time in
+    KV integrity checks during it (from ``/metrics``), and the CPU time the server process spent
+    until the first token (all its threads; None where ``/proc`` has no schedstat)."""
 
     ttft_s: float
     prompt_tokens: int
     cached_tokens: int
     check_s: float = 0.0
+    cpu_s: float | None = None
+
+
+def process_cpu_seconds(pid: int) -> float | None:
+    """CPU time of every thread of ``pid`` in nanosecond resolution (Linux ``schedstat``). On a
+    shared machine this is steadier than wall time: waiting for a core does not count."""
+    total = 0
+    try:
+        for task in Path(f"/proc/{pid}/task").iterdir():
+            total += int((task / "schedstat").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return None
+    return total / 1e9
 
 
 def free_port() -> int:
@@ -138,6 +152,9 @@ class ServedEngine:
         if logprobs is not None:
             body["logprobs"] = logprobs
         checks_before = self.metric("prefixlint_engine_kv_integrity_check_seconds_total")
+        pid = self._proc.pid if self._proc is not None else 0
+        cpu_before = process_cpu_seconds(pid)
+        cpu_at_first: float | None = None
         ttft = None
         usage: dict = {}
         choice: dict = {}
@@ -153,6 +170,7 @@ class ServedEngine:
                     raise RuntimeError(f"stream error: {event['error']}")
                 if event.get("choices") and ttft is None:
                     ttft = time.perf_counter() - t0
+                    cpu_at_first = process_cpu_seconds(pid)
                     choice = event["choices"][0]
                 if event.get("usage"):
                     usage = event["usage"]
@@ -160,4 +178,5 @@ class ServedEngine:
             raise RuntimeError("the stream ended without a token or without usage")
         checks = self.metric("prefixlint_engine_kv_integrity_check_seconds_total") - checks_before
         cached = usage["prompt_tokens_details"]["cached_tokens"]
-        return Sample(ttft, usage["prompt_tokens"], cached, checks), choice
+        cpu = None if cpu_before is None or cpu_at_first is None else cpu_at_first - cpu_before
+        return Sample(ttft, usage["prompt_tokens"], cached, checks, cpu), choice

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 
 import pytest
 
-torch = pytest.importorskip("torch")
+torch = pytest.importorskip("torch", reason="the engine needs torch (the [engine] extra)")
 torch.set_num_threads(1)  # tiny matrices: extra threads only contend on a busy CI box
 anthropic = pytest.importorskip("anthropic")
 openai = pytest.importorskip("openai")
