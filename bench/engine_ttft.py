@@ -292,8 +292,9 @@ def entry(res: dict) -> str:
         f"client-side TTFT to the first streamed chunk, best of {res['reps']} per cell, interleaved. "
         f"Floor: the faster of the engine's `forward_dense` and {res['hf_floor']}, in this process "
         f"with the same thread count{env_note(res)}. *CPU time* compares the server process's CPU "
-        f"time until the first token with this process's for the floor (all threads, from `/proc/*/schedstat`), "
-        f"which waiting for a busy core does not inflate. 1-minute load average {load} during the run "
+        f"time until the first token with this process's for the floor (all threads, from "
+        f"`/proc/*/schedstat`), which waiting for a busy core does not inflate. 1-minute load average "
+        f"{load} during the run "
         f"({res['wall_s']:.0f} s).\n\n{table(res)}\n"
     )
 
