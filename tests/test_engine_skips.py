@@ -4,6 +4,7 @@ extra to install. (``.ci/run`` also runs the whole suite in a virtual environmen
 
 from __future__ import annotations
 
+import importlib.util
 import re
 import subprocess
 import sys
@@ -16,6 +17,13 @@ TESTS = ROOT / "tests"
 SKIP_LINE = re.compile(r"^SKIPPED \[\d+\] (tests/[\w/]+\.py):\d+: (.*)$")
 
 
+def torch_installed() -> bool:
+    try:
+        return importlib.util.find_spec("torch") is not None
+    except ImportError:  # blocked by tests/without_torch.py
+        return False
+
+
 def needs_torch(path: Path) -> bool:
     return 'importorskip("torch"' in path.read_text(encoding="utf-8")
 
@@ -25,6 +33,7 @@ def run_without_torch(*args: str) -> subprocess.CompletedProcess:
 
 
 @pytest.mark.slow
+@pytest.mark.skipif(not torch_installed(), reason="no torch here: this whole run is the torch-free run")
 def test_without_torch_only_the_engine_tests_skip() -> None:
     proc = run_without_torch(
         "-m",
