@@ -131,7 +131,19 @@ def _json_lines(stream: IO[bytes], name: str) -> Iterator[tuple[str, int, Any, P
     it as malformed, so one truncated line never swallows the lines after it."""
     pending: list[str] = []
     start = 0
+    loads = json.loads
     for number, raw in enumerate(stream, 1):
+        if not pending and len(raw) > 8 and raw[:1] == b"{":  # the common case: one object a line
+            try:
+                obj = loads(raw)  # bytes: decoded (and checked) as UTF-8 by json itself
+            except UnicodeDecodeError as exc:
+                yield name, number, None, Problem(name, number, "not-utf8", str(exc))
+            except json.JSONDecodeError as exc:
+                msg = f"{exc.msg} (column {exc.colno})"
+                yield name, number, None, Problem(name, number, "malformed-json", msg)
+            else:
+                yield from _entries(name, number, obj)
+            continue
         try:
             text = raw.decode("utf-8")
         except UnicodeDecodeError as exc:
@@ -145,7 +157,7 @@ def _json_lines(stream: IO[bytes], name: str) -> Iterator[tuple[str, int, Any, P
                 pending.append(text)
                 if text.startswith("}"):
                     try:
-                        obj = json.loads("".join(pending))
+                        obj = loads("".join(pending))
                     except json.JSONDecodeError as exc:
                         yield name, start, None, Problem(name, start, "malformed-json", exc.msg)
                     else:
@@ -159,14 +171,10 @@ def _json_lines(stream: IO[bytes], name: str) -> Iterator[tuple[str, int, Any, P
             pending, start = [text], number
             continue
         try:
-            obj = json.loads(stripped)
+            obj = loads(stripped)
         except json.JSONDecodeError as exc:
-            yield (
-                name,
-                number,
-                None,
-                Problem(name, number, "malformed-json", f"{exc.msg} (column {exc.colno})"),
-            )
+            msg = f"{exc.msg} (column {exc.colno})"
+            yield name, number, None, Problem(name, number, "malformed-json", msg)
             continue
         yield from _entries(name, number, obj)
     if pending:
