@@ -136,6 +136,13 @@ def run_retention(
     filled = cfg.contexts * cfg.context_tokens
     need = math.ceil((advertised or 0) / cfg.context_tokens) + 1
     verdict, message = _verdict(retained, filled, advertised, cfg.tolerance, need)
+    failed = [s for s in [*fills, *probes] if s.error]
+    if failed:
+        verdict = "error"
+        message = (
+            f"{len(failed)} of {len(fills) + len(probes)} requests failed (e.g. {failed[0].error}); "
+            "retention not judged"
+        )
     run.retention = RetentionResult(
         contexts=cfg.contexts,
         context_tokens=cfg.context_tokens,
@@ -150,6 +157,4 @@ def run_retention(
         probes=probes,
         fills=fills,
     )
-    if any(s.error for s in [*fills, *probes]):
-        run.warnings.append(f"{sum(1 for s in [*fills, *probes] if s.error)} requests failed")
     return run
