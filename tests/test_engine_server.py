@@ -26,10 +26,10 @@ KEYS = {"key-a": "alice", "key-b": "bob", "key-c": "carol", "key-d": "dave", "ke
 MAX_LEN = 2048
 
 
-def start(**kw: object) -> tuple[LLMEngine, object]:
+def start(fault_injection: bool = False, **kw: object) -> tuple[LLMEngine, object]:
     cfg = {"preset": "tiny", "device": "cpu", "num_blocks": 256, "block_size": 8, "max_model_len": MAX_LEN}
     eng = LLMEngine(EngineConfig(**{**cfg, **kw}))  # type: ignore[arg-type]
-    return eng, create_app(eng, KEYS)
+    return eng, create_app(eng, KEYS, fault_injection=fault_injection)
 
 
 @pytest.fixture(scope="module")
@@ -73,7 +73,8 @@ def wait_idle(eng: LLMEngine, timeout: float = 15.0) -> None:
 
 def test_health_models_and_api_keys(server: tuple[str, LLMEngine]) -> None:
     url, engine = server
-    assert httpx.get(f"{url}/health").json() == {"status": "ok"}
+    health = httpx.get(f"{url}/health").json()
+    assert health["status"] == "ok" and health["max_model_len"] == MAX_LEN
     assert [m.id for m in oai(url).models.list()] == ["tiny"]
     listed = httpx.get(f"{url}/v1/models", headers={"Authorization": "Bearer key-a"}).json()["data"][0]
     assert listed["max_model_len"] == engine.config.max_model_len  # what `bench retention` reads
@@ -130,8 +131,8 @@ def test_completions_with_token_ids_and_stop(server: tuple[str, LLMEngine]) -> N
     assert len(cut.choices[0].text) < len(text)
     with pytest.raises(openai.BadRequestError, match="n=1"):
         client.completions.create(model="tiny", prompt="x", max_tokens=1, n=2)
-    with pytest.raises(openai.BadRequestError, match="logprobs"):
-        client.completions.create(model="tiny", prompt="x", max_tokens=1, logprobs=2)
+    with pytest.raises(openai.BadRequestError, match="echo"):
+        client.completions.create(model="tiny", prompt="x", max_tokens=1, echo=True)
     # A stop string aborts the sequence; the abort is applied by the engine's next step.
     deadline = time.monotonic() + 5.0
     while eng.stats()["running"] and time.monotonic() < deadline:
@@ -264,6 +265,20 @@ def test_integrity_violation_fails_only_that_request_with_500(server: tuple[str,
     wait_idle(eng)
 
 
+def test_health_and_metrics_expose_the_kv_pool(server: tuple[str, LLMEngine]) -> None:
+    url, _ = server
+    health = httpx.get(f"{url}/health").json()
+    assert (health["block_size"], health["num_blocks"], health["kv_pool_tokens"]) == (8, 256, 2048)
+    assert health["prefix_caching"] is True
+    text = httpx.get(f"{url}/metrics").text
+    assert "prefixlint_engine_kv_block_size 8.0" in text
+    assert "prefixlint_engine_kv_pool_tokens 2048.0" in text
+    info = next(line for line in text.splitlines() if line.startswith("prefixlint_engine_cache_config_info{"))
+    for label in ('block_size="8"', 'num_blocks="256"', 'pool_tokens="2048"', f'max_model_len="{MAX_LEN}"'):
+        assert label in info
+    assert info.endswith(" 1.0")
+
+
 def test_metrics_endpoint(server: tuple[str, LLMEngine]) -> None:
     url, _ = server
     system = system_prompt()
@@ -323,3 +338,136 @@ def test_disconnect_mid_stream_frees_blocks(server: tuple[str, LLMEngine]) -> No
     stream.close()
     wait_idle(eng)
     assert eng.counters.finished.get("abort", 0) == aborted + 2
+
+
+# -- logprobs ------------------------------------------------------------------------------------
+
+
+def reference_logprobs(eng: LLMEngine, ids: list[int]) -> torch.Tensor:
+    """Log-probabilities of the next token after ``ids`` from a plain dense forward."""
+    logits = eng.runner.model.forward_dense(torch.tensor(ids)).float()
+    if eng.runner.logit_bias is not None:
+        logits = logits + eng.runner.logit_bias
+    return torch.log_softmax(logits, -1)
+
+
+def test_completion_logprobs_match_a_dense_forward(server: tuple[str, LLMEngine]) -> None:
+    url, eng = server
+    prompt = [1000 + 37 * i for i in range(20)]
+    r = oai(url).completions.create(model="tiny", prompt=prompt, max_tokens=4, temperature=0, logprobs=3)
+    lp = r.choices[0].logprobs
+    assert len(lp.tokens) == len(lp.token_logprobs) == len(lp.top_logprobs) == 4
+    assert "".join(lp.tokens) == r.choices[0].text
+    assert lp.text_offset == [len("".join(lp.tokens[:i])) for i in range(4)]
+    for token, value, top in zip(lp.tokens, lp.token_logprobs, lp.top_logprobs, strict=True):
+        assert top[token] == value and 3 <= len(top) <= 4  # the alternatives plus the sampled token
+        assert value == max(top.values())  # greedy: the sampled token is the most likely one
+    ref = reference_logprobs(eng, prompt)
+    first = int(ref.argmax())
+    assert eng.tokenizer.decode([first]) == lp.tokens[0]
+    assert lp.token_logprobs[0] == pytest.approx(float(ref[first]), abs=1e-4)
+    best3 = sorted(ref.tolist(), reverse=True)[:3]
+    assert sorted(lp.top_logprobs[0].values(), reverse=True)[:3] == pytest.approx(best3, abs=1e-4)
+    plain = oai(url).completions.create(model="tiny", prompt=prompt, max_tokens=4, temperature=0)
+    assert plain.choices[0].logprobs is None and plain.choices[0].text == r.choices[0].text
+    zero = oai(url).completions.create(model="tiny", prompt=prompt, max_tokens=2, temperature=0, logprobs=0)
+    assert [list(t) for t in zero.choices[0].logprobs.top_logprobs] == [
+        [t] for t in zero.choices[0].logprobs.tokens
+    ]
+
+
+def test_chat_logprobs_plain_and_streamed(server: tuple[str, LLMEngine]) -> None:
+    url, eng = server
+    system = system_prompt()
+    r = chat(oai(url), system, logprobs=True, top_logprobs=2)
+    content = r.choices[0].logprobs.content
+    assert len(content) == r.usage.completion_tokens == 4
+    assert b"".join(bytes(c.bytes) for c in content).decode() == r.choices[0].message.content
+    for c in content:
+        assert len(c.top_logprobs) == 2 and c.top_logprobs[0].token == c.token
+        assert c.logprob == c.top_logprobs[0].logprob >= c.top_logprobs[1].logprob
+    messages = [{"role": "system", "content": system}, {"role": "user", "content": "What is a KV block?"}]
+    ref = reference_logprobs(eng, eng.tokenizer.encode(eng.tokenizer.render_chat(messages)))
+    assert content[0].logprob == pytest.approx(float(ref.max()), abs=1e-4)
+    chunks = list(chat(oai(url), system, logprobs=True, top_logprobs=2, stream=True))
+    streamed = [
+        c for ch in chunks if ch.choices and ch.choices[0].logprobs for c in ch.choices[0].logprobs.content
+    ]
+    assert [(c.token, c.logprob) for c in streamed] == [(c.token, pytest.approx(c.logprob)) for c in content]
+    without = chat(oai(url), system, logprobs=False)
+    assert without.choices[0].logprobs is None
+
+
+@pytest.mark.parametrize(
+    ("route", "extra", "message"),
+    [
+        ("chat", {"top_logprobs": 2}, "top_logprobs requires logprobs"),
+        ("chat", {"logprobs": True, "top_logprobs": 21}, "top_logprobs must be an integer from 0 to 20"),
+        ("chat", {"logprobs": 3}, "logprobs must be true or false"),
+        ("completions", {"logprobs": 21}, "logprobs must be an integer from 0 to 20"),
+        ("completions", {"logprobs": True}, "logprobs must be an integer"),
+    ],
+)
+def test_bad_logprobs_requests_get_400(
+    server: tuple[str, LLMEngine], route: str, extra: dict, message: str
+) -> None:
+    url, _ = server
+    body = {"model": "tiny", "max_tokens": 1, **extra}
+    if route == "chat":
+        body["messages"] = [{"role": "user", "content": "hi"}]
+    else:
+        body["prompt"] = "hi"
+    path = "chat/completions" if route == "chat" else "completions"
+    r = httpx.post(f"{url}/v1/{path}", json=body, headers={"Authorization": "Bearer key-a"})
+    assert r.status_code == 400 and message in r.json()["error"]["message"]
+
+
+# -- fault injection over HTTP ---------------------------------------------------------------------
+
+
+def test_fault_injection_is_refused_unless_the_server_was_started_with_it(
+    server: tuple[str, LLMEngine],
+) -> None:
+    url, eng = server
+    auth = {"Authorization": "Bearer key-a"}
+    assert httpx.get(f"{url}/debug/fault", headers=auth).json() == {
+        "enabled": False,
+        "active": None,
+        "injected": 0,
+    }
+    for method in ("POST", "DELETE"):
+        r = httpx.request(
+            method, f"{url}/debug/fault", headers=auth, json={"fault": "reserve_unwritten_blocks"}
+        )
+        assert r.status_code == 403 and "--enable-fault-injection" in r.json()["error"]["message"]
+    assert eng.fault_hook is None
+    assert httpx.post(f"{url}/debug/fault", json={}).status_code == 401  # keys still apply
+
+
+@pytest.mark.parametrize("checks", [True, False])
+def test_fault_injection_over_http(checks: bool) -> None:
+    eng, app = start(num_blocks=64, max_model_len=256, integrity_checks=checks, fault_injection=True)
+    auth = {"Authorization": "Bearer key-a"}
+    try:
+        with serve_in_thread(app) as url:
+            bad = httpx.post(f"{url}/debug/fault", headers=auth, json={"fault": "nope"})
+            assert bad.status_code == 400 and "reserve_unwritten_blocks" in bad.text
+            on = httpx.post(f"{url}/debug/fault", headers=auth, json={"num_blocks": 3, "count": 1}).json()
+            assert on["active"] == {"fault": "reserve_unwritten_blocks", "num_blocks": 3, "remaining": 1}
+            one_token = oai(url).completions.create(model="tiny", prompt="never faulted", max_tokens=1)
+            assert one_token.usage.completion_tokens == 1  # no decode step: nothing to fault
+            if checks:
+                with pytest.raises(openai.InternalServerError, match="KV integrity violation"):
+                    oai(url).completions.create(model="tiny", prompt="hello there", max_tokens=4)
+            else:  # the fault goes unnoticed: the request "succeeds" on stale KV
+                out = oai(url).completions.create(model="tiny", prompt="hello there", max_tokens=4)
+                assert out.choices[0].finish_reason in ("length", "stop")
+            state = httpx.get(f"{url}/debug/fault", headers=auth).json()
+            assert state["injected"] == 1 and state["active"]["remaining"] == 0
+            fine = oai(url).completions.create(model="tiny", prompt="hello there", max_tokens=4)
+            assert fine.usage.completion_tokens == 4  # count=1: only one request was faulted
+            assert eng.stats()["integrity_failures"] == (1 if checks else 0)
+            off = httpx.delete(f"{url}/debug/fault", headers=auth).json()
+            assert off["active"] is None and eng.fault_hook is None
+    finally:
+        eng.shutdown()

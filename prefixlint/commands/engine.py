@@ -51,6 +51,9 @@ def serve(
     no_prefix_caching: bool = typer.Option(False, help="Turn prefix caching off (for comparisons)."),
     no_integrity_checks: bool = typer.Option(False, help="Skip KV owner-tag checks (to measure their cost)."),
     seed: int = typer.Option(0, help="Seed of the random weights."),
+    enable_fault_injection: bool = typer.Option(
+        False, help="TEST ONLY: allow POST /debug/fault to make the server leak on purpose."
+    ),
     output_format: str = typer.Option("text", help="Startup summary format: text or json."),
 ) -> None:
     """Serve /v1/completions, /v1/chat/completions, /v1/messages, /v1/models, /health, /metrics."""
@@ -101,6 +104,7 @@ def serve(
         "integrity_checks": not no_integrity_checks,
         "allow_client_salt": allow_client_salt,
         "scrub_on_free": scrub_on_free,
+        "fault_injection": enable_fault_injection,
     }
     if output_format == "json":
         typer.echo(json.dumps(summary))
@@ -108,4 +112,10 @@ def serve(
         typer.echo("prefixlint engine: " + ", ".join(f"{k}={v}" for k, v in summary.items()))
         if keys is None:
             typer.echo("warning: no --api-key given; every client shares one cache namespace", err=True)
-    uvicorn.run(create_app(engine, keys), host=host, port=port, log_level="warning")
+    if enable_fault_injection:
+        typer.echo(
+            "warning: --enable-fault-injection: POST /debug/fault makes this server leak (tests only)",
+            err=True,
+        )
+    app = create_app(engine, keys, fault_injection=enable_fault_injection)
+    uvicorn.run(app, host=host, port=port, log_level="warning")

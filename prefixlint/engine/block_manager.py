@@ -258,6 +258,8 @@ class BlockManager:
             "misses": self.misses,
             "evictions": self.evictions,
             "blocks_total": self.num_blocks,
+            "block_size": self.block_size,
+            "pool_tokens": self.num_blocks * self.block_size,
             "blocks_free": self.num_free,
             "blocks_cached": self.num_cached,
             "blocks_in_use": self.num_blocks - self.num_free,

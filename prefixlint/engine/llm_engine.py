@@ -21,7 +21,7 @@ from prefixlint.engine.block_manager import BlockManager
 from prefixlint.engine.config import EngineConfig, EngineConfigError
 from prefixlint.engine.integrity import KVIntegrityError, verify
 from prefixlint.engine.model_runner import ModelRunner
-from prefixlint.engine.sampling import SamplingParams, sample
+from prefixlint.engine.sampling import SamplingParams, TokenLogprob, sample, token_logprob
 from prefixlint.engine.scheduler import Scheduler
 from prefixlint.engine.sequence import Sequence
 from prefixlint.engine.tokenizer import load_tokenizer
@@ -35,7 +35,8 @@ class AdmissionError(ValueError):
 
 @dataclass
 class RequestOutput:
-    """What one request produced. ``logits`` is ``[num_output_tokens, vocab]`` when requested."""
+    """What one request produced. ``logits`` is ``[num_output_tokens, vocab]`` when requested;
+    ``logprobs`` has one entry per output token when ``SamplingParams.logprobs`` is set."""
 
     request_id: int
     token_ids: list[int]
@@ -45,15 +46,18 @@ class RequestOutput:
     finish_reason: str | None  # stop | length | abort | error
     error: str | None = None
     logits: torch.Tensor | None = None
+    logprobs: list[TokenLogprob] | None = None
 
 
 @dataclass
 class StreamDelta:
-    """New tokens of one request since the last delta; ``output`` is set on the final one."""
+    """New tokens of one request since the last delta (with their logprobs when requested);
+    ``output`` is set on the final one."""
 
     token_ids: list[int]
     output: RequestOutput | None = None
     num_cached_tokens: int = 0
+    logprobs: list[TokenLogprob] = field(default_factory=list)
 
 
 @dataclass
@@ -247,6 +251,8 @@ class LLMEngine:
             token = sample(row, seq.params, seq.generator)
             if seq.params.return_logits:
                 seq.logits.append(row)
+            if seq.params.logprobs is not None:
+                seq.logprobs.append(token_logprob(row, token, seq.params.logprobs))
             seq.token_ids.append(token)
             out[seq.seq_id] = [token]
             if seq.first_token_time is None:
@@ -291,6 +297,7 @@ class LLMEngine:
             seq.finish_reason,
             seq.error,
             None if failed else logits,
+            None if failed or seq.params.logprobs is None else list(seq.logprobs),
         )
 
     def generate(
@@ -384,18 +391,19 @@ class LLMEngine:
         q: asyncio.Queue = asyncio.Queue()
 
         def on_update(seq: Sequence, new: list[int]) -> None:
+            lps = seq.logprobs[len(seq.logprobs) - len(new) :] if new and seq.logprobs else []
             if not loop.is_closed():
-                loop.call_soon_threadsafe(q.put_nowait, (list(new), seq.is_finished))
+                loop.call_soon_threadsafe(q.put_nowait, (list(new), lps, seq.is_finished))
 
         seq = self.add_request(prompt, params, salt, cacheable_tokens, on_update)
         finished = False
         try:
             while not finished:
-                new, finished = await q.get()
+                new, lps, finished = await q.get()
                 if finished:
-                    yield StreamDelta(new, self.output(seq), seq.num_cached_tokens)
+                    yield StreamDelta(new, self.output(seq), seq.num_cached_tokens, lps)
                 elif new:
-                    yield StreamDelta(new, None, seq.num_cached_tokens)
+                    yield StreamDelta(new, None, seq.num_cached_tokens, lps)
         finally:
             if not finished:
                 self._callbacks.pop(seq.seq_id, None)

@@ -24,6 +24,10 @@ class EngineTokenizer:
     def decode(self, ids: list[int]) -> str:
         raise NotImplementedError
 
+    def token_bytes(self, token_id: int) -> bytes:
+        """The bytes of one token (a token can end inside a multi-byte character)."""
+        return self.decode([token_id]).encode()
+
     def render_chat(self, messages: list[dict[str, str]]) -> str:
         """A plain ChatML-style transcript ending with an open assistant turn."""
         parts = [f"<|im_start|>{m['role']}\n{m['content']}<|im_end|>\n" for m in messages]
@@ -59,6 +63,9 @@ class TiktokenTokenizer(EngineTokenizer):
 
     def decode_bytes(self, ids: list[int]) -> bytes:
         return self._enc.decode_bytes(list(ids))  # type: ignore[attr-defined]
+
+    def token_bytes(self, token_id: int) -> bytes:
+        return self.decode_bytes([token_id])
 
 
 class HFTokenizer(EngineTokenizer):
