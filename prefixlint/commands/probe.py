@@ -20,6 +20,11 @@ app = typer.Typer(
 )
 
 
+def _interactive() -> bool:
+    """Whether a person can answer the confirmation (stdin is a terminal)."""
+    return sys.stdin.isatty()
+
+
 @app.command()
 def probe(
     base_url: str = typer.Option(..., "--base-url", help="API base URL, e.g. http://localhost:8000/v1"),
@@ -100,7 +105,7 @@ def probe(
         raise typer.Exit(2) from exc
     typer.echo(probe_run.plan().describe(base_url), err=True)
     if not yes:
-        if not sys.stdin.isatty():
+        if not _interactive():
             typer.echo("prefixlint: error: not a terminal; pass --yes to send without asking", err=True)
             raise typer.Exit(2)
         if not typer.confirm("Send them?", default=False, err=True):

@@ -207,9 +207,8 @@ class Canary:
                     CheckResult(
                         name="setup",
                         status=status,
-                        summary="sizing requests failed",
+                        summary=f"the first request failed, nothing checked: {_failure_summary(setup)}",
                         details=_failures(setup),
-                        requests=setup,
                     )
                 )
                 return run
@@ -563,98 +562,71 @@ class Canary:
     # -- cross-tenant cache --------------------------------------------------------------------
 
     def check_cross_tenant_cache(self) -> CheckResult:
-        """Others on A's exact prefix get no more cached tokens than on a fresh prompt; A's repeat hits."""
+        """Others on A's exact prefix get no more cached tokens than on a fresh prompt; A's repeat hits.
+
+        Order: A caches a prefix; each other tenant sends it with a fresh tail; A repeats it (the
+        control, which must hit); then each other tenant sends a fresh prompt, whose cached tokens
+        (a chat template's shared head, say) are the floor a cross-tenant count is compared with."""
         a = self.tenants[0]
         records: list[RequestRecord] = []
-        bs = (self.info.block_size if self.info else None) or 16
         max_words = self._max_words(1) or 1024
-        words = max(2, min(max_words - 16, max(8 * bs, 512)))
+        words = max(2, min(max_words - 16, 512, (self.pool or 4096) // 4))
         prefix = self.factory.words(words)
+        tail = 16
+
+        def with_tail() -> str:
+            return self.factory.join(prefix, self.factory.words(tail))
+
         self._send(a, "prefix (A caches it)", self.factory.join(prefix), records, target=words)
+        cross = {
+            o.name: self._send(o, "A's prefix + fresh tail", with_tail(), records) for o in self.tenants[1:]
+        }
+        control = self._send(a, "control: A's prefix + fresh tail", with_tail(), records)
+        fresh = {
+            o.name: self._send(o, "fresh prompt (floor)", self.factory.text(words + tail), records)
+            for o in self.tenants[1:]
+        }
         details: list[str] = []
         leaks: list[str] = []
-        fresh_counts: list[int | None] = []
-        cross_counts: list[int | None] = []
-        for other in self.tenants[1:]:
-            fresh = self._send(other, "fresh prompt (baseline)", self.factory.text(words + 16), records)
-            cross = self._send(
-                other, "A's prefix + fresh suffix", self.factory.join(prefix, self.factory.words(16)), records
+        for name, c in cross.items():
+            f = fresh[name]
+            details.append(
+                f"{name}: {_count(c.cached_tokens)} cached tokens on A's prefix, "
+                f"{_count(f.cached_tokens)} on a fresh prompt"
             )
-            fresh_counts.append(fresh.cached_tokens)
-            cross_counts.append(cross.cached_tokens)
-            if fresh.ok and cross.ok:
-                f0 = fresh.cached_tokens or 0
-                c1 = cross.cached_tokens
-                details.append(
-                    f"{other.name}: {_count(c1)} cached tokens on A's prefix, "
-                    f"{_count(fresh.cached_tokens)} on a fresh prompt"
+            floor = f.cached_tokens or 0
+            if c.ok and f.ok and c.cached_tokens is not None and c.cached_tokens > floor:
+                leaks.append(
+                    f"{name} got {c.cached_tokens} cached tokens on A's {words}-token prefix ({floor} fresh)"
                 )
-                if c1 is not None and c1 > f0:
-                    leaks.append(
-                        f"{other.name} got {c1} cached tokens on A's {words}-token prefix ({f0} fresh)"
-                    )
-        control = self._send(
-            a,
-            "control: A's prefix + fresh suffix",
-            self.factory.join(prefix, self.factory.words(16)),
-            records,
-        )
         details.append(
             f"control: {a.name} got {_count(control.cached_tokens)} cached tokens on its own prefix"
         )
+        status: Status
+        summary: str
         if leaks:
-            return CheckResult(
-                name="cross-tenant-cache",
-                status="leak",
-                summary=leaks[0],
-                details=leaks + details,
-                requests=records,
+            status, summary, details = "leak", leaks[0], leaks + details
+        elif (failed := _status_of(records)) is not None:
+            status, summary = failed, _failure_summary(records)
+            details += _failures(records)
+        elif refused := [r for r in records if r.status != 200]:
+            status, summary = "error", f"{refused[0].purpose}: {refused[0].error}"
+        elif control.cached_tokens is None:
+            status = "inconclusive"
+            summary = "the server reports no cached tokens; use `prefixlint probe` (timing) instead"
+            details.append(
+                "vLLM: start it with --enable-prompt-tokens-details; SGLang: --enable-cache-report"
             )
-        if (failed := _status_of(records)) is not None:
-            return CheckResult(
-                name="cross-tenant-cache",
-                status=failed,
-                summary=_failure_summary(records),
-                details=details + _failures(records),
-                requests=records,
-            )
-        refused = [r for r in records if r.status != 200]
-        if refused:
-            return CheckResult(
-                name="cross-tenant-cache",
-                status="error",
-                summary=f"{refused[0].purpose}: {refused[0].error}",
-                details=details,
-                requests=records,
-            )
-        if control.cached_tokens is None:
-            return CheckResult(
-                name="cross-tenant-cache",
-                status="inconclusive",
-                summary="the server reports no cached tokens; use `prefixlint probe` (timing) instead",
-                details=[
-                    *details,
-                    "vLLM: start it with --enable-prompt-tokens-details; SGLang: --enable-cache-report",
-                ],
-                requests=records,
-            )
-        floor = max((c or 0) for c in fresh_counts) if fresh_counts else 0
-        if control.cached_tokens <= floor:
-            return CheckResult(
-                name="cross-tenant-cache",
-                status="inconclusive",
-                summary="the same-tenant control did not hit: caching is off or evicted, nothing shown",
-                details=details,
-                requests=records,
-            )
-        if any(c is None for c in cross_counts):
-            details.append("the server omitted cached_tokens on the cross-tenant request; read as 0")
+        elif control.cached_tokens <= max((f.cached_tokens or 0) for f in fresh.values()):
+            status = "inconclusive"
+            summary = "the same-tenant control did not hit: caching is off or evicted, so nothing is shown"
+        else:
+            status = "pass"
+            summary = f"no cross-tenant hit; the control hit {control.cached_tokens} of {words} tokens"
+            if any(c.cached_tokens is None for c in cross.values()):
+                details.append("the server omitted cached_tokens on a cross-tenant request; read as 0")
         return CheckResult(
-            name="cross-tenant-cache",
-            status="pass",
-            summary=f"no cross-tenant hit; the control hit {control.cached_tokens} tokens",
-            details=details,
-            requests=records,
+            name="cross-tenant-cache", status=status, summary=summary, details=details, requests=records
         )
 
 

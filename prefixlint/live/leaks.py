@@ -89,7 +89,8 @@ class Divergence:
 
 
 def _tie_at(reference: Completion, i: int, tol: float) -> bool:
-    """Whether the reference's chosen token at ``i`` had a runner-up within ``tol`` nats."""
+    """Whether the reference's chosen token at ``i`` had a runner-up within ``tol`` nats: numeric
+    noise of the size the tolerance allows could then flip the greedy choice."""
     if i >= len(reference.top_logprobs) or i >= len(reference.tokens):
         return False
     top = sorted(reference.top_logprobs[i].values(), reverse=True)
@@ -105,7 +106,7 @@ def compare_greedy(reference: Completion, other: Completion, tol: float) -> Dive
             lb = other.logprobs[i] if i < len(other.logprobs) else 0.0
             delta = abs(la - lb) if math.isfinite(la) and math.isfinite(lb) else math.inf
             if ta != tb:
-                if _tie_at(reference, i, max(tol, delta)):
+                if _tie_at(reference, i, 2 * tol):
                     return Divergence(
                         i, "near-tie", worst, f"token {i}: {ta!r} vs {tb!r}, a near tie in the reference"
                     )

@@ -234,6 +234,7 @@ class Probe:
                 "alpha": cfg.alpha,
                 "min_samples": cfg.min_samples,
                 "max_samples": cfg.max_samples,
+                "looks": look_points(cfg.min_samples, cfg.max_samples),
                 "rate": cfg.rate,
                 "max_time_s": cfg.max_time_s,
                 "extra_body_keys": sorted(cfg.extra_body),

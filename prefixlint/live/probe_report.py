@@ -134,7 +134,7 @@ def probe_text(run: ProbeRun) -> str:
         f"prompts of {s.get('prompt_tokens')} tokens, {s.get('shared_prefix_tokens')} shared by a hit; "
         f"alpha {s.get('alpha')}, {s.get('min_samples')}..{s.get('max_samples')} samples per arm",
         "",
-        f"{'level':<13} {'decision':<13} {'n hit/miss':>10} {'hit p50':>8} {'miss p50':>8} "
+        f"{'level':<13} {'decision':<18} {'n hit/miss':>10} {'hit p50':>8} {'miss p50':>8} "
         f"{'KS p':>8} {'rule-out p':>10}  cached hit/miss",
     ]
     lines.append("-" * len(lines[-1]))
@@ -146,18 +146,20 @@ def probe_text(run: ProbeRun) -> str:
         )
         early = " (early)" if lv.stopped_early else ""
         lines.append(
-            f"{lv.level:<13} {lv.decision + early:<13} {f'{lv.n_hit}/{lv.n_miss}':>10} "
+            f"{lv.level:<13} {lv.decision + early:<18} {f'{lv.n_hit}/{lv.n_miss}':>10} "
             f"{_ms(lv.hit_p50_s):>8} {_ms(lv.miss_p50_s):>8} {_p(lv.p_value):>8} "
             f"{_p(lv.p_rule_out):>10}  {cached}"
         )
     lines.append("TTFT in ms; KS p: one-sided two-sample Kolmogorov-Smirnov that hits are faster")
-    for lv in run.levels:
-        if lv.alpha_look is not None:
-            lines.append(
-                f"{lv.level}: {lv.victim} primes, {lv.attacker} is timed; each of {len(lv.looks)} looks "
-                f"tested at {lv.alpha_look:.2g}"
-            )
-            break
+    lines.append(
+        "who: " + "; ".join(f"{lv.level}: {lv.victim} primes, {lv.attacker} is timed" for lv in run.levels)
+    )
+    looks = s.get("looks") or []
+    if looks:
+        lines.append(
+            f"each look (up to {len(looks)}, at {', '.join(map(str, looks))} samples per arm) tested at "
+            f"{s.get('alpha', 0) / len(looks):.2g}"
+        )
     lines += [f"note: {n}" for n in run.notes]
     if run.budget_exhausted:
         lines.append(f"note: stopped early: {run.budget_exhausted}")

@@ -53,6 +53,8 @@ def decide(
     same_tenant_hits: Sequence[float] | None = None,
 ) -> Look:
     """Test one look; ``same_tenant_hits`` (a detected same-tenant level's hits) enables rule-out."""
+    if len(hits) < 2 or len(misses) < 2:
+        return Look(n=min(len(hits), len(misses)), p_detect=1.0, p_rule_out=None, decision=None)
     _, p_detect, _ = ks_test(hits, misses)
     p_rule = None
     if same_tenant_hits is not None and len(same_tenant_hits) >= 2:
