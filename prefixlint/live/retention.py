@@ -130,7 +130,8 @@ def run_retention(
             threshold = cfg.hit_ratio * (percentile(fill_times, 50) or 0.0)
         hit = [p.ttft_s is not None and threshold is not None and p.ttft_s <= threshold for p in probes]
         kept = [cfg.context_tokens if h else 0 for h in hit]
-        run.warnings.append("the server reports no cached_tokens; hits judged by TTFT only")
+        if any(p.error is None for p in probes):
+            run.warnings.append("the server reports no cached_tokens; hits judged by TTFT only")
     contiguous = next((i for i, h in enumerate(hit) if not h), len(hit))
     retained = sum(kept)
     filled = cfg.contexts * cfg.context_tokens

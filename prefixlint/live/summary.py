@@ -91,10 +91,12 @@ def summary_text(run: BenchRun) -> str:
             lines += [f"    note: {n}" for n in c.notes]
     if run.retention:
         ret = run.retention
-        lines.append(
-            f"retention: filled {ret.contexts} x {ret.context_tokens:,} tokens; still hit (newest first): "
-            f"{ret.retained_contexts} contexts, {ret.retained_tokens:,} tokens ({ret.detection})"
-        )
+        if ret.verdict != "error":
+            lines.append(
+                f"retention: filled {ret.contexts} x {ret.context_tokens:,} tokens; still hit "
+                f"(newest first): {ret.retained_contexts} contexts, {ret.retained_tokens:,} tokens "
+                f"({ret.detection})"
+            )
         lines.append(f"verdict: {ret.verdict}: {ret.message}")
     if run.metrics:
         m = run.metrics
