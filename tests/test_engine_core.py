@@ -81,11 +81,11 @@ def test_same_salt_hits_and_different_salt_misses(eng: LLMEngine) -> None:
 def test_pool_boundaries(delta: int) -> None:
     e = engine(num_blocks=8, block_size=4, max_model_len=32)  # capacity: 32 tokens
     prompt = [1000 + i for i in range(32 + delta)]
-    free_before = e.stats()["blocks_free"]
+    calls_before = e.stats()["allocation_calls"]
     if delta > 0:
         with pytest.raises(AdmissionError, match="max_model_len"):
             e.generate(prompt, GREEDY)
-        assert e.stats()["blocks_free"] == free_before and e.stats()["rejected"] == 1
+        assert e.stats()["allocation_calls"] == calls_before and e.stats()["rejected"] == 1
     else:
         out = e.generate(prompt, GREEDY)
         assert len(out.token_ids) == 1 and out.finish_reason == "length"  # the pool is full
@@ -99,9 +99,17 @@ def test_admission_rejects_before_any_block_is_allocated(eng: LLMEngine) -> None
     for prompt, message in [([], "empty"), ([5] * 300, "max_model_len"), ([10**6], "vocabulary")]:
         with pytest.raises(AdmissionError, match=message):
             eng.add_request(prompt, GREEDY)
-        assert eng.stats()["blocks_free"] == before["blocks_free"]
+        eng.step()  # nothing was queued either: a step allocates nothing
+        assert eng.stats()["allocation_calls"] == before["allocation_calls"]
     assert eng.stats()["rejected"] == before["rejected"] + 3
     assert eng.stats()["requests"] == before["requests"]
+
+
+def test_default_max_tokens_comes_from_the_preset_or_the_config() -> None:
+    assert engine().default_max_tokens == 256  # random weights: a preset never reaches its EOS
+    assert engine(default_max_tokens=5).default_max_tokens == 5
+    with pytest.raises(EngineConfigError, match="default_max_tokens"):
+        engine(default_max_tokens=0)
 
 
 def test_startup_refuses_a_pool_smaller_than_max_model_len() -> None:

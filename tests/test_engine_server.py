@@ -102,6 +102,18 @@ def test_same_tenant_hits_and_other_tenant_misses(server: tuple[str, LLMEngine])
     )
 
 
+def test_chat_without_max_tokens_stops_at_the_default_shown_in_models(server: tuple[str, LLMEngine]) -> None:
+    """tiny can never sample its end-of-sequence id; a chat request without max_tokens stops at
+    the server-side default that /v1/models shows, not at max_model_len."""
+    url, eng = server
+    card = httpx.get(f"{url}/v1/models", headers={"Authorization": "Bearer key-a"}).json()["data"][0]
+    assert card["default_max_tokens"] == eng.default_max_tokens == 256 < MAX_LEN
+    r = oai(url).chat.completions.create(
+        model="tiny", messages=[{"role": "user", "content": "Tell me everything."}]
+    )
+    assert r.usage.completion_tokens == 256 and r.choices[0].finish_reason == "length"
+
+
 def test_cached_tokens_is_present_at_zero(server: tuple[str, LLMEngine]) -> None:
     url, _ = server
     raw = httpx.post(
@@ -229,16 +241,23 @@ def test_client_salt_is_rejected_unless_allowed(server: tuple[str, LLMEngine]) -
 
 
 def test_too_long_prompts_get_400_and_allocate_nothing(server: tuple[str, LLMEngine]) -> None:
+    """The boundary at -1, exact and +1: over max_model_len is a 400 that never reaches the
+    allocator; at or under it the request runs and stops at max_model_len."""
     url, eng = server
     wait_idle(eng)
+    calls = eng.stats()["allocation_calls"]
     with pytest.raises(openai.BadRequestError, match="max_model_len"):
         oai(url).completions.create(model="tiny", prompt=[7] * (MAX_LEN + 1), max_tokens=1)
-    ok = oai(url).completions.create(model="tiny", prompt=[7] * MAX_LEN, max_tokens=5)
-    assert ok.usage.completion_tokens == 1 and ok.choices[0].finish_reason == "length"
     with pytest.raises(anthropic.BadRequestError, match="max_model_len"):
         anthropic.Anthropic(base_url=url, api_key="key-a", max_retries=0).messages.create(
             model="tiny", max_tokens=1, messages=[{"role": "user", "content": "word " * (MAX_LEN + 10)}]
         )
+    assert eng.stats()["allocation_calls"] == calls  # rejected before any block was handed out
+    for length in (MAX_LEN - 1, MAX_LEN):
+        ok = oai(url).completions.create(model="tiny", prompt=[8] * length, max_tokens=5)
+        assert ok.usage.prompt_tokens == length and ok.choices[0].finish_reason == "length"
+        assert ok.usage.completion_tokens == max(1, MAX_LEN - length)  # output stops at max_model_len
+    assert eng.stats()["allocation_calls"] > calls
     wait_idle(eng)
 
 
@@ -382,7 +401,8 @@ def test_chat_logprobs_plain_and_streamed(server: tuple[str, LLMEngine]) -> None
     r = chat(oai(url), system, logprobs=True, top_logprobs=2)
     content = r.choices[0].logprobs.content
     assert len(content) == r.usage.completion_tokens == 4
-    assert b"".join(bytes(c.bytes) for c in content).decode() == r.choices[0].message.content
+    # The bytes rebuild the text (a last token can stop inside a character, decoded as U+FFFD).
+    assert b"".join(bytes(c.bytes) for c in content).decode(errors="replace") == r.choices[0].message.content
     for c in content:
         assert len(c.top_logprobs) == 2 and c.top_logprobs[0].token == c.token
         assert c.logprob == c.top_logprobs[0].logprob >= c.top_logprobs[1].logprob
@@ -471,3 +491,88 @@ def test_fault_injection_over_http(checks: bool) -> None:
             assert off["active"] is None and eng.fault_hook is None
     finally:
         eng.shutdown()
+
+
+# -- tenancy: isolated per API key by default ------------------------------------------------------
+
+NO_KEY = {"Authorization": openai.omit}  # the real client, sending no credentials at all
+
+
+def cached(response) -> int:
+    return response.usage.prompt_tokens_details.cached_tokens
+
+
+def serve_engine(**app_kw: object):
+    eng = LLMEngine(
+        EngineConfig(preset="tiny", device="cpu", num_blocks=128, block_size=8, max_model_len=512)
+    )
+    return eng, create_app(eng, **app_kw)
+
+
+def test_by_default_each_api_key_is_its_own_cache_namespace() -> None:
+    eng, app = serve_engine()
+    try:
+        with serve_in_thread(app) as url:
+            system = system_prompt()
+            assert cached(chat(oai(url, "sk-alice"), system)) == 0
+            assert cached(chat(oai(url, "sk-alice"), system)) > 0  # same key hits
+            assert cached(chat(oai(url, "sk-bob"), system)) == 0  # another key misses
+            assert cached(chat(oai(url, "sk-bob"), system)) > 0
+            anon = system_prompt()
+            assert cached(chat(oai(url, "x"), anon, extra_headers=NO_KEY)) == 0
+            assert cached(chat(oai(url, "x"), anon, extra_headers=NO_KEY)) > 0  # no key with no key hits
+            assert cached(chat(oai(url, "sk-carol"), anon)) == 0  # a key never reads the anonymous cache
+            # Anthropic clients send x-api-key: the same key is the same namespace on both APIs.
+            ant = anthropic.Anthropic(base_url=url, api_key="sk-alice", max_retries=0)
+            blocks = [{"type": "text", "text": system, "cache_control": {"type": "ephemeral"}}]
+            msg = ant.messages.create(
+                model="tiny", max_tokens=1, system=blocks, messages=[{"role": "user", "content": "hi"}]
+            )
+            assert msg.usage.cache_read_input_tokens > 0
+            # Namespaces are keyed hashes: the key itself is never the namespace.
+            namespaces = {b.namespace for b in eng.block_manager.blocks if b.namespace}
+            assert namespaces and not any("sk-alice" in ns or "sk-bob" in ns for ns in namespaces)
+            assert (
+                httpx.get(f"{url}/v1/models", headers={"Authorization": "Bearer anything"}).status_code == 200
+            )
+    finally:
+        eng.shutdown()
+
+
+def test_shared_cache_shares_across_keys() -> None:
+    eng, app = serve_engine(shared_cache=True)
+    try:
+        with serve_in_thread(app) as url:
+            system = system_prompt()
+            assert cached(chat(oai(url, "sk-alice"), system)) == 0
+            assert cached(chat(oai(url, "sk-bob"), system)) > 0  # another key hits alice's prefix
+            assert cached(chat(oai(url, "x"), system, extra_headers=NO_KEY)) > 0
+    finally:
+        eng.shutdown()
+
+
+def test_shared_cache_with_mapped_keys_still_checks_keys() -> None:
+    eng, app = serve_engine(api_keys=KEYS, shared_cache=True)
+    try:
+        with serve_in_thread(app) as url:
+            system = system_prompt()
+            chat(oai(url, "key-a"), system)
+            assert cached(chat(oai(url, "key-b"), system)) > 0
+            with pytest.raises(openai.AuthenticationError):
+                chat(oai(url, "not-a-key"), system)
+    finally:
+        eng.shutdown()
+
+
+def test_per_key_namespaces_depend_on_the_server_secret() -> None:
+    from prefixlint.engine.server.tenancy import Tenancy
+
+    a, b = Tenancy(secret=b"one"), Tenancy(secret=b"two")
+    assert a.key_namespace("sk-1") == Tenancy(secret=b"one").key_namespace("sk-1")
+    assert a.key_namespace("sk-1") != b.key_namespace("sk-1") != b.key_namespace("sk-2")
+    assert "sk-1" not in a.key_namespace("sk-1")
+    assert (a.mode, Tenancy(KEYS).mode, Tenancy(shared_cache=True).mode) == (
+        "per-key",
+        "per-tenant",
+        "shared",
+    )

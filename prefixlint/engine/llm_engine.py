@@ -93,6 +93,8 @@ class LLMEngine:
         )
         self.scheduler = Scheduler(config, self.block_manager)
         self.eos_token_ids = set(self.model_config.eos_token_ids or self.tokenizer.eos_token_ids)
+        # Output cap for requests that set none (the server's chat route); None: up to max_model_len.
+        self.default_max_tokens = config.default_max_tokens or self.model_config.default_max_tokens
         self.counters = _Counters()
         self.finish_listeners: list[Callable[[Sequence], None]] = []
         # Test-only: called with (seq, block_manager) for every scheduled sequence before checks.

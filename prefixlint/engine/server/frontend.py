@@ -11,6 +11,7 @@ from fastapi import Request
 from prefixlint.engine.llm_engine import AdmissionError, LLMEngine
 from prefixlint.engine.sampling import MAX_LOGPROBS, SamplingParams, TokenLogprob
 from prefixlint.engine.server.errors import ApiError
+from prefixlint.engine.server.tenancy import Tenancy
 
 
 @dataclass
@@ -28,20 +29,19 @@ class Piece:
 
 
 class Server:
-    """The engine plus what the routes share: API keys, the served model name."""
+    """The engine plus what the routes share: tenancy and the served model name."""
 
-    def __init__(self, engine: LLMEngine, api_keys: dict[str, str] | None, model_name: str) -> None:
-        self.engine, self.api_keys, self.model_name = engine, api_keys, model_name
+    def __init__(self, engine: LLMEngine, tenancy: Tenancy, model_name: str) -> None:
+        self.engine, self.tenancy, self.model_name = engine, tenancy, model_name
+
+    @property
+    def default_max_tokens(self) -> int:
+        """Output tokens for a chat request without ``max_tokens``."""
+        return self.engine.default_max_tokens or self.engine.config.max_model_len
 
     def tenant(self, request: Request) -> str | None:
-        """The tenant of the request's API key (401 when keys are configured and it has none)."""
-        if self.api_keys is None:
-            return None
-        auth = request.headers.get("authorization", "")
-        key = auth[7:].strip() if auth.lower().startswith("bearer ") else request.headers.get("x-api-key")
-        if not key or key not in self.api_keys:
-            raise ApiError(401, "invalid or missing API key", "authentication_error")
-        return self.api_keys[key]
+        """The request's tenant (see :class:`Tenancy`); 401 for a key the mapping does not list."""
+        return self.tenancy.tenant(request)
 
     def namespace(self, request: Request, body: dict) -> str:
         """The cache namespace: the tenant, refined by a client ``cache_salt`` where allowed."""
@@ -61,7 +61,8 @@ class Server:
 
     def params(self, body: dict, max_tokens: object, logprobs: int | None = None) -> SamplingParams:
         """Sampling parameters from the body (400 on anything unsupported or invalid).
-        ``logprobs``: alternatives per token (0 = the sampled token only), None for none."""
+        ``max_tokens`` None means the server's default; ``logprobs``: alternatives per token
+        (0 = the sampled token only), None for none."""
         if body.get("n", 1) != 1 or body.get("best_of", 1) != 1:
             raise ApiError(400, "only n=1 is supported")
         if body.get("echo") or body.get("prompt_logprobs") is not None:
@@ -73,7 +74,7 @@ class Server:
 
         try:
             return SamplingParams(
-                max_tokens=int(max_tokens) if max_tokens is not None else self.engine.config.max_model_len,
+                max_tokens=int(max_tokens) if max_tokens is not None else self.default_max_tokens,
                 temperature=num("temperature", 1.0),
                 top_p=num("top_p", 1.0),
                 seed=None if body.get("seed") is None else int(body["seed"]),

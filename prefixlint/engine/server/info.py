@@ -17,6 +17,8 @@ def model_card(srv: Server) -> dict:
         "created": 0,
         "owned_by": "prefixlint",
         "max_model_len": srv.engine.config.max_model_len,  # as vLLM lists it
+        # what a chat request without max_tokens gets (null: up to max_model_len)
+        "default_max_tokens": srv.engine.default_max_tokens,
     }
 
 
