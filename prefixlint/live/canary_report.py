@@ -125,6 +125,31 @@ class CanaryRun(_Model):
         return out
 
 
+def status_of(records: list[RequestRecord]) -> Status | None:
+    """``failed-closed`` when a request got a 5xx, ``error`` when one got no answer, else None."""
+    if any(r.status is not None and r.status >= 500 for r in records):
+        return "failed-closed"
+    if any(r.status is None for r in records):
+        return "error"
+    return None
+
+
+def failure_summary(records: list[RequestRecord]) -> str:
+    """``3 of 27 requests failed (HTTP 500: KV integrity violation)``."""
+    bad = [r for r in records if r.status is None or r.status >= 500]
+    first = bad[0].error or f"HTTP {bad[0].status}" if bad else ""
+    return f"{len(bad)} of {len(records)} requests failed ({first})"
+
+
+def failure_lines(records: list[RequestRecord], limit: int = 3) -> list[str]:
+    """One line per request that got a 5xx or no answer (at most ``limit``, then a count)."""
+    bad = [r for r in records if r.status is None or r.status >= 500]
+    shown = [f"{r.tenant} {r.purpose}: {r.error or r.status}" for r in bad[:limit]]
+    if len(bad) > limit:
+        shown.append(f"... and {len(bad) - limit} more")
+    return shown
+
+
 VERDICT_LINES = {
     "pass": "PASS: no cross-tenant leak, every limit kept",
     "leak": "LEAK: another tenant's data reached a response",
