@@ -88,13 +88,19 @@ class Divergence:
         return self.kind in ("logprob", "token", "length")
 
 
-def _tie_at(reference: Completion, i: int, tol: float) -> bool:
-    """Whether the reference's chosen token at ``i`` had a runner-up within ``tol`` nats: numeric
-    noise of the size the tolerance allows could then flip the greedy choice."""
-    if i >= len(reference.top_logprobs) or i >= len(reference.tokens):
+def _noise_flip(reference: Completion, other: Completion, i: int, tol: float) -> bool:
+    """Whether the greedy choice at ``i`` flipped between two near-equal candidates while the
+    distribution stayed the same: both answers give both tokens the same logprob within ``tol``,
+    and the two tokens were within ``2 * tol`` of each other. Numeric noise does that; a leak
+    moves the distribution itself."""
+    if i >= len(reference.top_logprobs) or i >= len(other.top_logprobs):
         return False
-    top = sorted(reference.top_logprobs[i].values(), reverse=True)
-    return len(top) >= 2 and top[0] - top[1] <= tol
+    ta, tb = reference.tokens[i], other.tokens[i]
+    ref, oth = reference.top_logprobs[i], other.top_logprobs[i]
+    if not {ta, tb} <= ref.keys() or not {ta, tb} <= oth.keys():
+        return False
+    same = abs(ref[ta] - oth[ta]) <= tol and abs(ref[tb] - oth[tb]) <= tol
+    return same and abs(ref[ta] - ref[tb]) <= 2 * tol
 
 
 def compare_greedy(reference: Completion, other: Completion, tol: float) -> Divergence:
@@ -106,9 +112,9 @@ def compare_greedy(reference: Completion, other: Completion, tol: float) -> Dive
             lb = other.logprobs[i] if i < len(other.logprobs) else 0.0
             delta = abs(la - lb) if math.isfinite(la) and math.isfinite(lb) else math.inf
             if ta != tb:
-                if _tie_at(reference, i, 2 * tol):
+                if _noise_flip(reference, other, i, tol):
                     return Divergence(
-                        i, "near-tie", worst, f"token {i}: {ta!r} vs {tb!r}, a near tie in the reference"
+                        i, "near-tie", worst, f"token {i}: {ta!r} vs {tb!r}, a near tie in both answers"
                     )
                 return Divergence(i, "token", max(worst, delta), f"token {i}: {ta!r} vs {tb!r}")
             worst = max(worst, delta)
