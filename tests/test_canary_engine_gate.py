@@ -37,9 +37,10 @@ PROBE_ENGINE = dict(
     preset="tiny", device="cpu", max_model_len=2048, num_blocks=1024, max_num_batched_tokens=2048,
     allow_client_salt=True,
 )  # fmt: skip
-# 1,024-token prompts, looks at 6 and 12 samples per arm (each at alpha 0.005): decisive in every
-# one of 20 runs per case on 2 loaded cores (bench/RESULTS.md).
-PROBE_ARGS = ["--prompt-tokens", "1024", "--min-samples", "6", "--max-samples", "12", "--rate", "0", "--yes"]
+# 1,024-token prompts, looks at 6, 12 and 24 samples per arm (each at alpha 0.01 / 3): decisive in
+# every one of 40 runs (20 shared, 20 salted) on 2 heavily loaded cores, almost always at the first
+# look (bench/RESULTS.md); 6..12 missed 1 of 40.
+PROBE_ARGS = ["--prompt-tokens", "1024", "--min-samples", "6", "--max-samples", "24", "--rate", "0", "--yes"]
 
 
 def _serve(engine_kw: dict, **app_kw: object) -> Iterator[str]:
