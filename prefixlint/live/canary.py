@@ -102,6 +102,7 @@ class Canary:
     # -- plumbing ------------------------------------------------------------------------------
 
     def client(self, tenant: Tenant) -> BenchClient:
+        """The tenant's own connection (its key and salt on every request)."""
         if tenant.name not in self.clients:
             assert self.info is not None and self.info.model is not None
             self.clients[tenant.name] = BenchClient(
@@ -282,6 +283,8 @@ class Canary:
             )
 
     def greedy(self, tenant: Tenant, purpose: str, prompt: str, records: list[RequestRecord]) -> Completion:
+        """A greedy answer of ``output_tokens`` with top logprobs; once the server refuses logprobs,
+        the rest of the run asks for text only."""
         res = self.send(tenant, purpose, prompt, records, max_tokens=self.cfg.output_tokens, logprobs=True)
         if self.logprobs and res.status == 400 and "logprob" in (res.error or "").lower():
             self.logprobs = 0  # the server refuses logprobs: compare tokens (text) only
