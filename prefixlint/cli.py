@@ -1,8 +1,8 @@
 """The ``prefixlint`` command line: mounts each command's typer app; the commands live in ``commands/``.
 
-``check``, ``rules`` and ``rule`` are registered directly; ``engine``, ``bench``, ``canary`` and
-``probe`` are mounted lazily, so a ``check`` never imports torch or httpx. Exit codes: 0 clean,
-1 findings, 2 usage, configuration or internal error (see :mod:`prefixlint.commands.check`).
+``check``, ``rules``, ``rule`` and ``diff`` are registered directly; ``engine``, ``bench``,
+``canary`` and ``probe`` are mounted lazily, so a ``check`` never imports torch or httpx. Exit codes:
+0 clean, 1 findings, 2 usage, configuration or internal error (see :mod:`prefixlint.commands.check`).
 """
 
 import sys
@@ -15,6 +15,7 @@ from typer.core import TyperGroup
 from prefixlint import __version__
 from prefixlint.commands.check import check
 from prefixlint.commands.common import EXIT_ERROR, FAST_EXIT
+from prefixlint.commands.diff import diff
 from prefixlint.commands.lean import LeanCommand, install_lean_coercion
 from prefixlint.commands.rules import rule, rules
 
@@ -94,6 +95,7 @@ def _root(
 app.command("check", cls=LeanCommand)(check)
 app.command("rules", cls=LeanCommand)(rules)
 app.command("rule", cls=LeanCommand)(rule)
+app.command("diff", cls=LeanCommand)(diff)
 
 
 # Sub-apps mounted under the root: (module with a typer ``app``, help). They are imported and built

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -23,7 +23,7 @@ from prefixlint.commands.common import (
     write_output,
 )
 from prefixlint.lint.config import ConfigError
-from prefixlint.model.settings import Settings
+from prefixlint.model.settings import PAYLOAD_SHAPES, Settings
 from prefixlint.report import OUTPUT_FORMATS
 
 CHECK_FORMATS = OUTPUT_FORMATS
@@ -46,6 +46,7 @@ class CheckOptions:
     quiet: bool = False
     force_exclude: bool = False
     stdin_filename: str | None = None
+    nothing_checked: bool = False
 
 
 def check(
@@ -103,6 +104,13 @@ def check(
         typer.Option("--no-prefilter", help="Analyse every Python file, even those without prompt words."),
     ] = False,
     quiet: Annotated[bool, typer.Option("-q", "--quiet", help="Print findings only, no summary.")] = False,
+    payload_shape: Annotated[
+        str | None,
+        typer.Option(
+            "--payload-shape",
+            help="Request shape of JSON payload files: auto, chat, responses or messages.",
+        ),
+    ] = None,
 ) -> None:
     """Lint files for prompt layouts that defeat the provider's prefix cache."""
     from prefixlint.lint.discover import UsageError
@@ -111,6 +119,10 @@ def check(
     if output_format not in CHECK_FORMATS:
         raise fail(
             f"--output-format: unknown format {output_format!r}; expected one of {', '.join(CHECK_FORMATS)}"
+        )
+    if payload_shape is not None and payload_shape not in PAYLOAD_SHAPES:
+        raise fail(
+            f"--payload-shape: unknown shape {payload_shape!r}; expected one of {', '.join(PAYLOAD_SHAPES)}"
         )
     opts = CheckOptions(
         output_format=output_format,
@@ -134,6 +146,7 @@ def check(
         "provider": provider,
         "model": model,
         "unsafe_fixes": True if unsafe_fixes else None,
+        "payload_shape": payload_shape,
     }
     run_options = RunOptions(
         jobs=jobs, use_cache=not no_cache, cache_dir=cache_dir, prefilter=not no_prefilter
@@ -174,8 +187,12 @@ def _check_paths(paths: list[Path], resolver: Any, run_options: Any, opts: Check
     from prefixlint.lint.runner import check_targets, finalize
 
     changed = _changed_lines(opts.changed_since)
-    targets = discover(paths, resolver, force_exclude=opts.force_exclude)
+    unread: list[str] = []
+    targets = discover(paths, resolver, force_exclude=opts.force_exclude, unread=unread)
     validate_settings(t.settings for t in targets)
+    _warn_unread(unread)
+    if unread and not targets:
+        opts = replace(opts, nothing_checked=True)
 
     def lint() -> Any:
         return finalize(targets, check_targets(targets, run_options), changed)
@@ -199,6 +216,17 @@ def _check_paths(paths: list[Path], resolver: Any, run_options: Any, opts: Check
         run = _fix_until_stable(run, lint, settings_for, opts, applied)
     _report(run.findings, settings_for, applied, opts)
     return _internal(run) or _exit_for(run.findings, opts)
+
+
+def _warn_unread(unread: list[str]) -> None:
+    """Say which files named on the command line no analyzer reads: they were not checked."""
+    for name in unread:
+        typer.echo(
+            f"prefixlint: warning: {name}: not checked: no analyzer reads this file (Python, a template "
+            "or prompt file matching `template-globs`/`plain-prompt-globs`, or a JSON request payload; "
+            "see `payload-globs` and `--payload-shape`)",
+            err=True,
+        )
 
 
 def _changed_lines(ref: str | None) -> dict[str, set[int]] | None:
@@ -289,6 +317,7 @@ def _report(
         applied=applied,
         color=opts.output_file is None and sys.stdout.isatty(),
         quiet=opts.quiet,
+        nothing_checked=opts.nothing_checked,
     )
     if opts.statistics:
         write_output(render_statistics(findings, ctx, opts.output_format), opts.output_file)
@@ -321,6 +350,7 @@ def _add_ignores(run: Any) -> int:
 
 def _check_stdin(resolver: Any, opts: CheckOptions) -> int:
     """Lint stdin as ``--stdin-filename`` (default ``stdin.py``); with ``--fix`` print the fixed code."""
+    from prefixlint.analysis.payloads.sniff import JSON_SUFFIXES
     from prefixlint.lint.checker import FileResult, check_source, file_kind
     from prefixlint.lint.discover import Target
     from prefixlint.lint.fixer import fix_files
@@ -332,7 +362,7 @@ def _check_stdin(resolver: Any, opts: CheckOptions) -> int:
     settings = resolver.for_path(Path(name))
     data = sys.stdin.buffer.read()
     text, err = decode_source(name, data)
-    kind = file_kind(name, settings) or "python"
+    kind = file_kind(name, settings) or ("payload" if name.endswith(JSON_SUFFIXES) else "python")
     result = (
         FileResult(path=name, findings=[err]) if err is not None else check_source(name, text, settings, kind)
     )

@@ -16,6 +16,8 @@ from prefixlint.model.layout import count_layout_tokens
 from prefixlint.model.settings import Settings
 from prefixlint.rules.base import Example, Rule, RuleContext, all_rules
 
+PAYLOAD_SUFFIXES = (".json", ".jsonl", ".ndjson")
+
 
 def write_example(example: Example, root: Path) -> Path:
     """Write an example's files under ``root``; returns the main file's path."""
@@ -55,10 +57,33 @@ def check_files(
     return sorted(unique.values(), key=lambda f: f.sort_key())
 
 
+def check_payload_files(
+    paths: Iterable[Path], settings: Settings, rules: Iterable[type[Rule]] | None = None
+) -> list[Finding]:
+    """Findings of ``rules`` (all by default) for request payload files (``.json``, ``.jsonl``), read
+    together as the payload files of one directory are."""
+    from prefixlint.analysis.payloads.analyze import analyze_payload_files
+
+    texts = {str(p): p.read_text("utf-8") for p in paths}
+    selected = [r() for r in (rules if rules is not None else all_rules())]
+    out: list[Finding] = []
+    for path, analysis in analyze_payload_files(texts.items(), settings).items():
+        ctx = RuleContext(settings=settings, path=path, source=texts[path])
+        for layout in analysis.layouts:
+            for rule in selected:
+                out.extend(rule.check(layout, ctx))
+    unique = {(f.code, f.location.path, f.location.line, f.location.col): f for f in out}
+    return sorted(unique.values(), key=lambda f: f.sort_key())
+
+
 def check_example(example: Example, root: Path, rules: Iterable[type[Rule]] | None = None) -> list[Finding]:
     main = write_example(example, root)
+    settings = settings_for_example(example)
+    if main.suffix in PAYLOAD_SUFFIXES:
+        payloads = sorted({main, *[root / n for n in example.files if Path(n).suffix in PAYLOAD_SUFFIXES]})
+        return check_payload_files(payloads, settings, rules)
     files = sorted({main, *[root / n for n in example.files if n.endswith(".py")]})
-    return check_files(files, root, settings_for_example(example), rules)
+    return check_files(files, root, settings, rules)
 
 
 def apply_rule_fixes(findings: Iterable[Finding], path: Path, unsafe: bool) -> str:
