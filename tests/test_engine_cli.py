@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-torch = pytest.importorskip("torch")
+torch = pytest.importorskip("torch", reason="the engine needs torch (the [engine] extra)")
 httpx = pytest.importorskip("httpx")
 
 from typer.testing import CliRunner  # noqa: E402

@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-torch = pytest.importorskip("torch")
+torch = pytest.importorskip("torch", reason="the engine needs torch (the [engine] extra)")
 torch.set_num_threads(1)  # tiny matrices: extra threads only contend on a busy CI box
 
 from prefixlint.engine import (  # noqa: E402
@@ -128,6 +128,25 @@ def test_chunked_prefill_and_batching_match_solo_runs() -> None:
     together = batched.generate_many(prompts, GREEDY)
     assert [o.token_ids for o in together] == alone
     assert_no_leak(batched)
+
+
+def test_the_lm_head_runs_only_for_positions_that_sample(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A 50-token prompt in 16-token chunks, then two decodes: the head sees one row per sampled
+    token, never a prompt position (nor a chunk that does not end the prompt)."""
+    e = engine(max_num_batched_tokens=16)
+    rows: list[int] = []
+    head = e.runner.model.compute_logits
+
+    def counting(hidden: torch.Tensor) -> torch.Tensor:
+        rows.append(hidden.shape[0])
+        return head(hidden)
+
+    monkeypatch.setattr(e.runner.model, "compute_logits", counting)
+    out = e.generate([1000 + i for i in range(50)], SamplingParams(max_tokens=3, temperature=0.0))
+    assert len(out.token_ids) == 3 and rows == [1, 1, 1]
+    rows.clear()
+    e.runner.model.forward_dense(torch.arange(1000, 1050))
+    assert rows == [1]  # the dense floor too
 
 
 def test_preemption_recomputes_and_still_matches() -> None:

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 
 import pytest
 
-torch = pytest.importorskip("torch")
+torch = pytest.importorskip("torch", reason="the engine needs torch (the [engine] extra)")
 torch.set_num_threads(1)  # tiny matrices: extra threads only contend on a busy CI box
 anthropic = pytest.importorskip("anthropic")
 openai = pytest.importorskip("openai")
@@ -327,6 +327,18 @@ def test_disconnect_mid_stream_frees_blocks(server: tuple[str, LLMEngine]) -> No
     url, eng = server
     wait_idle(eng)
     aborted = eng.counters.finished.get("abort", 0)
+    # At least 5 ms a step, so the ~2,000-token requests cannot finish before the client hangs up,
+    # however busy the machine is (a starved client thread otherwise read its first line too late).
+    eng.fault_hook = lambda seq, bm: time.sleep(0.005)
+    try:
+        disconnect_twice(url, eng)
+    finally:
+        eng.fault_hook = None
+    assert eng.counters.finished.get("abort", 0) == aborted + 2
+
+
+def disconnect_twice(url: str, eng: LLMEngine) -> None:
+    aborted = eng.counters.finished.get("abort", 0)
     body = {
         "model": "tiny",
         "prompt": f"a long story {uuid.uuid4().hex}",
@@ -356,7 +368,6 @@ def test_disconnect_mid_stream_frees_blocks(server: tuple[str, LLMEngine]) -> No
     next(iter(stream))
     stream.close()
     wait_idle(eng)
-    assert eng.counters.finished.get("abort", 0) == aborted + 2
 
 
 # -- logprobs ------------------------------------------------------------------------------------

@@ -67,6 +67,7 @@ class _Counters:
     prompt_tokens_total: int = 0
     cached_tokens_total: int = 0
     integrity_failures: int = 0
+    integrity_check_seconds: float = 0.0  # time spent in the KV owner-tag checks
     finished: dict[str, int] = field(default_factory=dict)
 
 
@@ -200,7 +201,11 @@ class LLMEngine:
                         n = len(seq) - seq.num_computed_tokens
                 try:
                     if self.config.integrity_checks:
-                        verify(seq, self.block_manager, n)
+                        t0 = time.perf_counter()
+                        try:
+                            verify(seq, self.block_manager, n)
+                        finally:
+                            self.counters.integrity_check_seconds += time.perf_counter() - t0
                     runnable.append((seq, n))
                 except KVIntegrityError as exc:
                     self.counters.integrity_failures += 1
@@ -413,15 +418,17 @@ class LLMEngine:
 
     # -- introspection -------------------------------------------------------------------------
 
-    def stats(self) -> dict[str, int]:
+    def stats(self) -> dict[str, float]:
         """Counters: prefix-cache ``hits``/``misses`` (in blocks), ``cached_tokens_total``,
-        pool occupancy, ``evictions``, ``integrity_failures`` and request counts."""
+        pool occupancy, ``evictions``, ``integrity_failures``, ``integrity_check_seconds`` and
+        request counts."""
         c = self.counters
         return {
             **self.block_manager.stats(),
             "cached_tokens_total": c.cached_tokens_total,
             "prompt_tokens_total": c.prompt_tokens_total,
             "integrity_failures": c.integrity_failures,
+            "integrity_check_seconds": c.integrity_check_seconds,
             "requests": c.requests,
             "rejected": c.rejected,
             "preemptions": self.scheduler.num_preemptions,

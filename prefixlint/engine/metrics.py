@@ -19,6 +19,7 @@ _COUNTERS = {
     "prompt_tokens_total": ("prompt_tokens", "Prompt tokens of admitted requests"),
     "evictions": ("block_evictions", "Cached blocks evicted to make room"),
     "integrity_failures": ("kv_integrity_failures", "Requests failed by a KV owner-tag check"),
+    "integrity_check_seconds": ("kv_integrity_check_seconds", "Time spent in the KV owner-tag checks"),
     "requests": ("requests", "Requests accepted"),
     "rejected": ("requests_rejected", "Requests rejected at admission"),
     "preemptions": ("preemptions", "Sequences preempted for lack of blocks"),

@@ -114,16 +114,22 @@ def prefix_suffix_attention(
     ``[L, Hq, D]``. Falls back to one SDPA call with a boolean mask where the CPU kernel with
     log-sum-exp is not available."""
     q_len, heads, dim = q.shape
-    group = heads // k_new.shape[1]
+    kv_heads = k_new.shape[1]
+    group = heads // kv_heads
     if _CPU_FLASH_WITH_LSE is None or q.is_cuda:
         return _masked_attention(q, k_prefix, v_prefix, k_new, v_new, scale)
-    qg = q.transpose(0, 1).reshape(heads // group, group, q_len, dim)
+    # Prefix part: every query sees every prefix key, so the query heads that share a KV head can
+    # be stacked as rows of one head ([1, Hkv, group * L, D]): each K/V head is read once.
+    stacked = q.view(q_len, kv_heads, group, dim).permute(1, 2, 0, 3).reshape(1, kv_heads, group * q_len, dim)
     pre_out, pre_lse = _CPU_FLASH_WITH_LSE(
-        qg, _grouped(k_prefix, group), _grouped(v_prefix, group), 0.0, False, scale=scale
+        stacked, _heads_first(k_prefix), _heads_first(v_prefix), 0.0, False, scale=scale
     )[:2]
+    # Suffix part: causal, so each query head stays a head of its own ([Hkv, group, L, D]).
+    qg = stacked.view(kv_heads, group, q_len, dim)
     new_out, new_lse = _CPU_FLASH_WITH_LSE(
         qg, _grouped(k_new, group), _grouped(v_new, group), 0.0, True, scale=scale
     )[:2]
+    pre_out, pre_lse = pre_out.view(kv_heads, group, q_len, dim), pre_lse.view(kv_heads, group, q_len)
     weight = torch.sigmoid(pre_lse - new_lse).unsqueeze(-1)  # share of the softmax mass in the prefix
     out = (new_out + (pre_out - new_out) * weight).to(q.dtype)
     return out.reshape(heads, q_len, dim).transpose(0, 1)

@@ -13,6 +13,7 @@ from prefixlint.engine.sampling import TokenLogprob
 from prefixlint.engine.server.errors import ApiError, read_json, text_blocks
 from prefixlint.engine.server.frontend import Piece, Server, collect, logprobs_option, started
 from prefixlint.engine.server.sse import DONE, sse
+from prefixlint.engine.tokenizer import ChatTemplateError
 
 ChunkMaker = Callable[[Piece], dict]
 LOWEST_LOGPROB = -9999.0  # what OpenAI and vLLM report for impossible tokens (JSON has no -inf)
@@ -107,7 +108,10 @@ def chat_prompt(srv: Server, body: dict) -> list[int]:
         text = "".join(b.get("text", "") for b in text_blocks(m.get("content", ""), f"messages[{i}]"))
         flat.append({"role": m["role"], "content": text})
     tok = srv.engine.tokenizer
-    return tok.encode(tok.render_chat(flat))
+    try:
+        return tok.encode(tok.render_chat(flat))
+    except ChatTemplateError as exc:
+        raise ApiError(400, str(exc)) if exc.client else ApiError(500, str(exc), "server_error") from exc
 
 
 def stream_response(
