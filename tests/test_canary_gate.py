@@ -223,3 +223,13 @@ def test_failing_requests_are_never_a_pass(status: int) -> None:
     assert run.verdict == ("failed-closed" if status else "error")
     assert run.failed_requests == len(run.setup) == 1
     assert [c.name for c in run.checks] == ["setup"]
+
+
+def test_a_cached_path_that_moves_logprobs_is_pointed_out() -> None:
+    # A server whose answers over a cached prefix differ by 0.01 nats (as bfloat16 GPU servers can):
+    # the rounds compare cached with cached, so it passes, and the report says what to set.
+    code, run, _ = _canary(FakeServerConfig(isolation="per-key", path_noise=0.01, **QUICK))
+    assert code == 0, run.to_json(requests=False)
+    det = next(c for c in run.checks if c.name == "determinism")
+    assert "largest logprob difference 0.01 " in det.details[0]
+    assert any("first (uncached) and second (cached) baseline answers differ" in d for d in det.details)

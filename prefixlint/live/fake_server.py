@@ -26,7 +26,9 @@ For the isolation audits (``prefixlint canary`` and ``probe``):
   request of another namespace. With the checks on it fails closed (HTTP 500, no tokens); off, its
   output depends on that request (``leak_style="drift"``) or repeats its words (``"echo"``);
 * ``logprobs``: answer ``logprobs`` / ``top_logprobs`` (off: refuse them with a 400, as this
-  engine once did); ``expose_pool``: ``/health`` carries ``kv_pool_tokens`` and ``block_size``.
+  engine once did); ``expose_pool``: ``/health`` carries ``kv_pool_tokens`` and ``block_size``;
+  ``path_noise``: logprobs of an answer computed over a cached prefix are this much lower (as a
+  bfloat16 GPU server's can differ between its cached and uncached paths).
 
 Outputs are a deterministic function of the prompt (and, under a fault, of the stale state).
 
@@ -68,6 +70,7 @@ class FakeServerConfig:
     leak_style: Literal["drift", "echo"] = "drift"
     logprobs: bool = True
     expose_pool: bool = True
+    path_noise: float = 0.0
 
 
 @dataclass
@@ -155,7 +158,7 @@ def _stale(state: FakeState, namespace: str) -> list[str]:
 
 
 def _generate(
-    tokens: list[str], stale: list[str], n: int, style: str
+    tokens: list[str], stale: list[str], n: int, style: str, shift: float = 0.0
 ) -> list[tuple[str, float, dict[str, float]]]:
     """``n`` output tokens with logprobs and 3 top alternatives, a function of the prompt (and of the
     stale words under a fault: ``echo`` repeats them, ``drift`` only shifts the numbers)."""
@@ -166,7 +169,7 @@ def _generate(
     for i in range(n):
         h = hashlib.sha256(seed.digest() + i.to_bytes(4, "big")).digest()
         word = stale[i % len(stale)] if stale and style == "echo" else f"w{h[0]}"
-        lp = -(h[1] + 1) / 256.0
+        lp = -(h[1] + 1) / 256.0 - shift
         tops = {f" {word}": lp, f" x{h[2]}": lp - 0.5 - h[3] / 256.0, f" y{h[4]}": lp - 1.0 - h[5] / 256.0}
         out.append((f" {word}", lp, tops))
     return out
@@ -237,8 +240,8 @@ def create_fake_app(cfg: FakeServerConfig, state: FakeState | None = None):  # t
             return JSONResponse(
                 {"error": {"message": "KV integrity violation", "type": "server_error"}}, status_code=500
             )
-        gen = _generate(tokens, stale, n_out, cfg.leak_style)
         cached = cache.lookup_and_insert(tokens, ns)
+        gen = _generate(tokens, stale, n_out, cfg.leak_style, cfg.path_noise if cached else 0.0)
         st.prompt_tokens_total += len(tokens)
         st.cached_tokens_total += cached * cfg.metrics_scale
         timed = 0 if cfg.lie == "report-without-speed" else cached
