@@ -1,8 +1,8 @@
 """The ``prefixlint`` command line: mounts each command's typer app; the commands live in ``commands/``.
 
-``check``, ``rules``, ``rule`` and ``diff`` are registered directly; ``engine`` and ``bench`` are mounted
-lazily, so a ``check`` never imports torch or httpx. Exit codes: 0 clean, 1 findings, 2 usage, configuration
-or internal error (see :mod:`prefixlint.commands.check`).
+``check``, ``rules``, ``rule`` and ``diff`` are registered directly; ``engine``, ``bench``,
+``canary`` and ``probe`` are mounted lazily, so a ``check`` never imports torch or httpx. Exit codes:
+0 clean, 1 findings, 2 usage, configuration or internal error (see :mod:`prefixlint.commands.check`).
 """
 
 import sys
@@ -102,10 +102,16 @@ app.command("audit")(audit)
 
 # Sub-apps mounted under the root: (module with a typer ``app``, help). They are imported and built
 # only when used (run, listed in help, completed, or suggested for a typo), so `check` skips them; one
-# that fails to import is left out, as if it were not mounted.
+# that fails to import is left out, as if it were not mounted. An ``app`` with a single command and
+# no callback is mounted as that command (``prefixlint canary --base-url ...``), not as a group.
 MOUNTS: dict[str, tuple[str, str]] = {
     "engine": ("prefixlint.commands.engine", "The reference prefix-caching inference engine."),
-    "bench": ("prefixlint.commands.bench", "Cache canaries and benchmarks against live endpoints."),
+    "bench": (
+        "prefixlint.commands.bench",
+        "Prefix-cache TTFT and retention benchmarks against live endpoints.",
+    ),
+    "canary": ("prefixlint.commands.canary", "Cross-tenant leak gate against a live endpoint."),
+    "probe": ("prefixlint.commands.probe", "Timing audit of prompt-cache sharing (Gu et al.)."),
 }
 
 
@@ -120,6 +126,10 @@ def _mounted_group(name: str) -> Any:
         return None
     import typer.main
 
+    if len(sub.registered_commands) == 1 and not sub.registered_groups and sub.registered_callback is None:
+        command = typer.main.get_command(sub)
+        command.name, command.short_help = name, help_text
+        return command
     holder = typer.Typer(
         rich_markup_mode=app.rich_markup_mode,
         suggest_commands=app.suggest_commands,
