@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from functools import lru_cache
 
 from prefixlint.model.findings import Finding, Impact
+from prefixlint.model.source_text import split_lines
 from prefixlint.report.context import ReportContext, display_path
 
 
@@ -24,7 +25,7 @@ def describe_impact(impact: Impact) -> str:
 def _lines(path: str) -> tuple[str, ...]:
     try:
         with open(path, "rb") as fh:
-            return tuple(fh.read().decode("utf-8", errors="replace").splitlines())
+            return tuple(split_lines(fh.read().decode("utf-8", errors="replace")))
     except OSError:
         return ()
 
