@@ -173,7 +173,7 @@ def _check_paths(paths: list[Path], resolver: Any, run_options: Any, opts: Check
     from prefixlint.lint.rule_codes import validate_settings
     from prefixlint.lint.runner import check_targets, finalize
 
-    changed = _changed_lines(opts.changed_since)
+    changed = _changed_lines(opts.changed_since, paths)
     targets = discover(paths, resolver, force_exclude=opts.force_exclude)
     validate_settings(t.settings for t in targets)
 
@@ -201,13 +201,13 @@ def _check_paths(paths: list[Path], resolver: Any, run_options: Any, opts: Check
     return _internal(run) or _exit_for(run.findings, opts)
 
 
-def _changed_lines(ref: str | None) -> dict[str, set[int]] | None:
+def _changed_lines(ref: str | None, paths: list[Path]) -> dict[str, set[int]] | None:
     if not ref:
         return None
     from prefixlint.lint.gitdiff import GitError, changed_lines
 
     try:
-        return changed_lines(ref)
+        return changed_lines(ref, paths)
     except GitError as exc:
         raise fail(f"--changed-since {ref}: {exc}") from exc
 
