@@ -175,6 +175,8 @@ def _check_paths(paths: list[Path], resolver: Any, run_options: Any, opts: Check
 
     changed = _changed_lines(opts.changed_since, paths)
     targets = discover(paths, resolver, force_exclude=opts.force_exclude)
+    for warning in resolver.warnings:
+        typer.echo(f"prefixlint: warning: {warning}", err=True)
     validate_settings(t.settings for t in targets)
 
     def lint() -> Any:

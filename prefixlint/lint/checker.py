@@ -34,6 +34,7 @@ class FileResult:
     internal_error: str | None = None
     skipped: bool = False
     cached: bool = False
+    crashed: bool = False  # a crash or a discovery error: reported, never cached
 
     def to_dict(self) -> dict[str, Any]:
         from prefixlint.lint.result_cache import finding_to_dict

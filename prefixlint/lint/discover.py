@@ -50,11 +50,16 @@ class UsageError(Exception):
 
 @dataclass(frozen=True)
 class Target:
-    """A file to lint, with its settings and kind (``python`` or a template style)."""
+    """A file to lint, with its settings and kind (``python`` or a template style).
+
+    ``error`` is set for a path that discovery could not read (a folder without permission): it is
+    reported as a PFX001 finding on that path instead of being skipped.
+    """
 
     path: str
     kind: str
     settings: Settings
+    error: str | None = None
 
 
 class _Ignore:
@@ -167,11 +172,11 @@ def discover(paths: Sequence[Path], resolver: SettingsResolver, force_exclude: b
     out: list[Target] = []
     seen: set[str] = set()
 
-    def add(path: str, settings: Settings, kind: str | None) -> None:
+    def add(path: str, settings: Settings, kind: str | None, error: str | None = None) -> None:
         if kind is None or path in seen:
             return
         seen.add(path)
-        out.append(Target(path, kind, settings))
+        out.append(Target(path, kind, settings, error))
 
     for given in paths:
         path = Path(os.path.abspath(given))
@@ -193,7 +198,14 @@ def discover(paths: Sequence[Path], resolver: SettingsResolver, force_exclude: b
 def _walk(top: str, resolver: SettingsResolver, ignore: _Ignore, add: Callable[..., None]) -> None:
     start = ignore.ancestor_specs(Path(top)) + ignore.own_spec(top)
     specs_of: dict[str, list[tuple[str, Any]]] = {top: start}
-    for dirpath, dirnames, filenames in os.walk(top):
+
+    def unreadable(exc: OSError) -> None:
+        # A folder that cannot be listed is reported (PFX001 on the folder), never skipped silently.
+        where = exc.filename or top
+        reason = exc.strerror or str(exc)
+        add(where, resolver.for_path(Path(where)), "folder", f"Cannot read directory: {reason}")
+
+    for dirpath, dirnames, filenames in os.walk(top, onerror=unreadable):
         specs = specs_of.pop(dirpath, [])
         settings = resolver.for_path(Path(dirpath))
         user = ignore.user_spec(settings)

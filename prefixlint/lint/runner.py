@@ -8,7 +8,7 @@ silenced in the file it is reported in), unused suppressions become ``PFX900`` f
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -38,6 +38,7 @@ class RunOptions:
     use_cache: bool = True
     cache_dir: Path | None = None
     prefilter: bool = True
+    isolate: bool = True  # check files in forked children: a native crash costs one file
 
 
 @dataclass
@@ -82,15 +83,20 @@ def _resolve_cache_dir(settings: Settings, options: RunOptions) -> Path:
     return base if base.is_absolute() else Path(settings.root or ".") / base
 
 
-def check_targets(targets: Sequence[Target], options: RunOptions) -> dict[str, FileResult]:
-    """Results for every target: from the cache when unchanged, else checked (in parallel)."""
+def check_targets(
+    targets: Sequence[Target], options: RunOptions, progress: Callable[[FileResult], None] | None = None
+) -> dict[str, FileResult]:
+    """Results for every target: from the cache when unchanged, else checked (in parallel).
+
+    ``progress`` is called once per file as its result is known (cached ones first).
+    """
     results: dict[str, FileResult] = {}
     caches: dict[tuple[str, str], LintCache] = {}
     cache_of: dict[int, LintCache] = {}  # by id(settings): thousands of targets share one object
     skipped = _skipped_data() if options.use_cache else None
     todo: list[Target] = []
     for t in targets:
-        if options.use_cache:
+        if options.use_cache and t.error is None:
             cache = cache_of.get(id(t.settings))
             if cache is None:
                 key = (str(_cache_dir_for(t.settings, options)), fingerprint(t.settings))
@@ -106,14 +112,16 @@ def check_targets(targets: Sequence[Target], options: RunOptions) -> dict[str, F
                     res = FileResult.from_dict(t.path, hit)
                 res.cached = True
                 results[t.path] = res
+                if progress:
+                    progress(res)
                 continue
         todo.append(t)
-    for res in run_checks(todo, options.jobs, options.prefilter):
+    for res in run_checks(todo, options.jobs, options.prefilter, progress, options.isolate):
         results[res.path] = res
     if options.use_cache:
         by_path = {t.path: t for t in todo}
         for res in (results[t.path] for t in todo):
-            if res.internal_error:
+            if res.internal_error or res.crashed:
                 continue
             t = by_path[res.path]
             key = (str(_cache_dir_for(t.settings, options)), fingerprint(t.settings))

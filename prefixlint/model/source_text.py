@@ -11,8 +11,11 @@ inside a line; :func:`split_lines` and :class:`LineIndex` do not.
 
 from __future__ import annotations
 
+import os
 import re
 from bisect import bisect_right
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 
 from prefixlint.model.files import write_atomic
 from prefixlint.model.findings import Finding, error_finding
@@ -20,8 +23,34 @@ from prefixlint.model.findings import Finding, error_finding
 PYTHON_SUFFIXES = (".py", ".pyi")
 
 
+# Texts that stand in for files on disk while a run looks at them: the fixed text of a file during
+# ``--diff``'s rounds, and standard input. Keyed by real path; empty outside such a run.
+_OVERLAY: dict[str, str] = {}
+
+
+@contextmanager
+def source_overlay(texts: Mapping[str, str]) -> Iterator[None]:
+    """Read ``texts`` (path -> text) instead of those files on disk while the block runs."""
+    saved = dict(_OVERLAY)
+    _OVERLAY.update({os.path.realpath(p): t for p, t in texts.items()})
+    try:
+        yield
+    finally:
+        _OVERLAY.clear()
+        _OVERLAY.update(saved)
+
+
+def overlay_text(path: str) -> str | None:
+    """The text standing in for ``path`` in this run (see :func:`source_overlay`), or None."""
+    return _OVERLAY.get(os.path.realpath(path)) if _OVERLAY else None
+
+
 def read_source(path: str) -> tuple[str | None, Finding | None]:
-    """The text of ``path``, or a PFX001 finding saying why it cannot be read."""
+    """The text of ``path`` (or its stand-in, see :func:`source_overlay`), or a PFX001 finding."""
+    if _OVERLAY:
+        stand_in = overlay_text(path)
+        if stand_in is not None:
+            return stand_in, None
     try:
         with open(path, "rb") as fh:
             data = fh.read()
