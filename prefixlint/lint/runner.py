@@ -7,6 +7,7 @@ silenced in the file it is reported in), unused suppressions become ``PFX900`` f
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -225,3 +226,32 @@ def lint_paths(
     targets = discover(paths, resolver, force_exclude=force_exclude)
     results = check_targets(targets, options)
     return finalize(targets, results, changed_lines)
+
+
+def relint(
+    previous: RunResult,
+    changed: set[str],
+    options: RunOptions,
+    changed_lines: dict[str, set[int]] | None = None,
+    stand_ins: dict[str, str] | None = None,
+) -> RunResult:
+    """Lint again after fixes: the files in ``changed`` and those that depend on them; keep the rest.
+
+    ``stand_ins`` (path -> text) are read instead of those files on disk; they are never cached.
+    """
+    from prefixlint.model.source_text import source_overlay
+
+    real = {os.path.realpath(p) for p in changed}
+
+    def affected(t: Target) -> bool:
+        if os.path.realpath(t.path) in real:
+            return True
+        res = previous.results.get(t.path)
+        return res is not None and any(os.path.realpath(d) in real for d in res.dependencies)
+
+    again = [t for t in previous.targets if affected(t)]
+    if stand_ins:
+        options = dataclasses.replace(options, use_cache=False)
+    with source_overlay(stand_ins or {}):
+        results = {**previous.results, **check_targets(again, options)}
+        return finalize(previous.targets, results, changed_lines, texts=stand_ins)

@@ -172,6 +172,9 @@ def _spawn(work: Callable[[int], Any], inherited: list[int]) -> _Child:
             for fd in (task_w, result_r, *inherited):
                 os.close(fd)
             signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent stops us on Ctrl-C
+            faulthandler = sys.modules.get("faulthandler")
+            if faulthandler is not None:  # a crash here is the file's PFX001, not a traceback dump
+                faulthandler.disable()
             _serve(task_r, result_w, work)
         except BaseException:
             code = 70
