@@ -298,10 +298,12 @@ def _unavailable(name: str, help_text: str, exc: Exception) -> Any:
         print(f"prefixlint: error: `prefixlint {name}` is not available: {hint}", file=sys.stderr)
         sys.exit(2)
 
+    from rich.markup import escape  # typer renders help as rich markup: keep "[engine]" as written
+
     return TyperCommand(
         name=name,
         callback=explain,
-        help=f"(unavailable: {hint}) {help_text}",
+        help=escape(f"(unavailable: {hint}) {help_text}"),
         context_settings={"ignore_unknown_options": True, "allow_extra_args": True},
     )
 

@@ -40,6 +40,13 @@ class RunError:
         m = _TOML_AT.search(message) if path else None
         if m:
             return cls(message, path, int(m.group(1)), int(m.group(2)), exit_code)
+        if path and "(at end of document)" in message:
+            try:
+                with open(path, encoding="utf-8", errors="replace") as fh:
+                    lines = fh.read().splitlines()
+            except OSError:
+                lines = []
+            return cls(message, path, max(1, len(lines)), len(lines[-1]) + 1 if lines else 1, exit_code)
         return cls(message, path, 1 if path else None, 1 if path else None, exit_code)
 
 
