@@ -7,7 +7,7 @@ the file the user must change. Nothing here writes files or prints.
 
 from __future__ import annotations
 
-import fnmatch
+import os
 import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -15,6 +15,7 @@ from typing import Any
 
 from prefixlint.lint.suppressions import FileSuppressions, parse_suppressions
 from prefixlint.model.findings import Finding, Severity, error_finding
+from prefixlint.model.globs import glob_match
 from prefixlint.model.layout import count_layout_tokens
 from prefixlint.model.settings import Settings
 from prefixlint.model.source_text import PYTHON_SUFFIXES, read_source
@@ -70,53 +71,36 @@ def template_style(path: str, settings: Settings) -> str | None:
 
 
 def _fallback_template_style(path: str, settings: Settings) -> str | None:
-    p = Path(path)
-    if any(p.match(g) for g in settings.template_globs):
-        return "jinja"
-    if any(p.match(g) for g in settings.plain_prompt_globs):
+    if glob_match(settings.plain_prompt_globs, path, settings.root):
         return "plain"
+    if glob_match(settings.template_globs, path, settings.root):
+        return "jinja"
     return None
 
 
 def file_kind(path: str, settings: Settings) -> str | None:
     """``python``, ``template`` (a template or plain prompt file), or None when prefixlint skips it.
 
-    Only the file name is checked against the last part of each glob, so discovery never imports
-    the template analyzer; :func:`check_source` resolves the exact style when it analyses the file.
+    Globs are matched as :mod:`prefixlint.model.globs` says, without importing the template analyzer;
+    :func:`check_source` resolves the exact style when it analyses the file.
     """
     if path.endswith(PYTHON_SUFFIXES):
         return "python"
-    name = path.rsplit("/", 1)[-1]
-    for glob in (*settings.template_globs, *settings.plain_prompt_globs):
-        if fnmatch.fnmatchcase(name, glob.rsplit("/", 1)[-1]):
-            return "template"
+    if glob_match((*settings.template_globs, *settings.plain_prompt_globs), path, settings.root):
+        return "template"
     return None
 
 
 def path_ignores(path: str, settings: Settings) -> list[str]:
-    """Codes from ``per-file-ignores`` whose glob matches ``path`` (relative to the config's directory)."""
+    """Codes from ``per-file-ignores`` whose glob matches ``path`` (see :mod:`prefixlint.model.globs`)."""
     if not settings.per_file_ignores:
         return []
-    import pathspec
-
-    rel = _relative(path, settings)
-    name = Path(path).name
+    full = os.path.abspath(path)
     codes: list[str] = []
     for glob, glob_codes in settings.per_file_ignores.items():
-        spec = pathspec.GitIgnoreSpec.from_lines([glob])
-        if spec.match_file(rel) or spec.match_file(name):
+        if glob_match((glob,), full, settings.root):
             codes.extend(c.upper() for c in glob_codes)
     return codes
-
-
-def _relative(path: str, settings: Settings) -> str:
-    p = Path(path).resolve()
-    if settings.root:
-        try:
-            return p.relative_to(settings.root).as_posix()
-        except ValueError:
-            pass
-    return p.as_posix()
 
 
 _PROJECTS: dict[tuple[str, str], Any] = {}
