@@ -7,12 +7,16 @@ the file the user must change. Nothing here writes files or prints.
 
 from __future__ import annotations
 
+import logging
 import os
+import sys
 import traceback
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from prefixlint.lint.config import fingerprint
 from prefixlint.lint.suppressions import FileSuppressions, parse_suppressions
 from prefixlint.model.findings import Finding, Severity, error_finding
 from prefixlint.model.globs import glob_match
@@ -22,6 +26,7 @@ from prefixlint.model.source_text import PYTHON_SUFFIXES, read_source
 from prefixlint.rules.selection import is_selected
 
 ERROR_CODES = ("PFX001", "PFX002")
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -103,17 +108,34 @@ def path_ignores(path: str, settings: Settings) -> list[str]:
     return codes
 
 
-_PROJECTS: dict[tuple[str, str], Any] = {}
+# Project indexes (other modules of a project, parsed on demand), by (root, settings fingerprint).
+# A run starts with none (:func:`forget_projects`), and at most ``MAX_PROJECTS`` are kept, least
+# recently used first out: a long-lived process (an editor, a test session) does not grow with them.
+_PROJECTS: OrderedDict[tuple[str, str], Any] = OrderedDict()
+MAX_PROJECTS = 4
 
 
 def project_for(settings: Settings) -> Any:
-    """The analyzer's ProjectContext for the settings' root, built once per process."""
+    """The analyzer's ProjectContext for the settings' root, built once per run."""
     from prefixlint.analysis.python import ProjectContext
 
-    key = (settings.root or ".", settings.fingerprint())
-    if key not in _PROJECTS:
-        _PROJECTS[key] = ProjectContext(Path(settings.root or "."), settings)
-    return _PROJECTS[key]
+    key = (settings.root or ".", fingerprint(settings))
+    hit = _PROJECTS.get(key)
+    if hit is None:
+        hit = _PROJECTS[key] = ProjectContext(Path(settings.root or "."), settings)
+        while len(_PROJECTS) > MAX_PROJECTS:
+            _PROJECTS.popitem(last=False)
+    else:
+        _PROJECTS.move_to_end(key)
+    return hit
+
+
+def forget_projects() -> None:
+    """Drop the project indexes and the analyzer's per-node memo: the next run reads files afresh."""
+    _PROJECTS.clear()
+    collect = sys.modules.get("prefixlint.analysis.python.collect")
+    if collect is not None:
+        collect.evaluated.cache_clear()
 
 
 def analyze(path: str, text: str, kind: str, settings: Settings) -> Any:
@@ -194,7 +216,8 @@ def _merge_template_suppressions(table: FileSuppressions, text: str, style: str)
     known = {d.line for d in table.directives}
     try:
         extra = template_suppressions(text, style)
-    except Exception:
+    except Exception as exc:  # the comments read by the line scan above still apply
+        log.debug("template suppressions of %s not read by the analyzer: %r", table.path, exc)
         return
     for line, codes in extra.items():
         if line not in known:

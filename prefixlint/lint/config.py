@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 import sys
+from collections import OrderedDict
 from collections.abc import Callable
 from functools import lru_cache
 from pathlib import Path
@@ -205,7 +206,10 @@ class SettingsResolver:
         return settings
 
 
-_FINGERPRINTS: dict[int, tuple[Settings, str]] = {}
+# Settings are not hashable (pydantic models), so this memo is keyed by id() and holds the object
+# (an id is only unique while its object lives); least recently used entries go first.
+_FINGERPRINTS: OrderedDict[int, tuple[Settings, str]] = OrderedDict()
+_MAX_FINGERPRINTS = 64
 
 
 def fingerprint(settings: Settings) -> str:
@@ -213,4 +217,8 @@ def fingerprint(settings: Settings) -> str:
     hit = _FINGERPRINTS.get(id(settings))
     if hit is None or hit[0] is not settings:
         hit = _FINGERPRINTS[id(settings)] = (settings, settings.fingerprint())
+        while len(_FINGERPRINTS) > _MAX_FINGERPRINTS:
+            _FINGERPRINTS.popitem(last=False)
+    else:
+        _FINGERPRINTS.move_to_end(id(settings))
     return hit[1]

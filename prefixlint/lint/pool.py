@@ -121,11 +121,16 @@ def run_checks(
                 size,
                 (lambda _i, res: progress(res)) if progress else None,
             )
+    from prefixlint.lint.checker import forget_projects
     from prefixlint.model.source_text import _OVERLAY
 
     overlay = dict(_OVERLAY)
     if jobs <= 1 or len(todo) < 2 * jobs:
-        out = _check_chunk(todo, prefilter, overlay)
+        forget_projects()  # this run's project index is built from the files as they are now
+        try:
+            out = _check_chunk(todo, prefilter, overlay)
+        finally:
+            forget_projects()
         if progress:
             for res in out:
                 progress(res)

@@ -63,17 +63,6 @@ class RunResult:
     tables: dict[str, FileSuppressions] = field(default_factory=dict)
 
 
-def _cache_dir_for(settings: Settings, options: RunOptions) -> Path:
-    key = (id(settings), id(options))
-    hit = _CACHE_DIRS.get(key)
-    if hit is None or hit[0] is not settings:
-        hit = _CACHE_DIRS[key] = (settings, _resolve_cache_dir(settings, options))
-    return hit[1]
-
-
-_CACHE_DIRS: dict[tuple[int, int], tuple[Settings, Path]] = {}
-
-
 def _resolve_cache_dir(settings: Settings, options: RunOptions) -> Path:
     if options.cache_dir is not None:
         return options.cache_dir
@@ -93,14 +82,23 @@ def check_targets(
     """
     results: dict[str, FileResult] = {}
     caches: dict[tuple[str, str], LintCache] = {}
-    cache_of: dict[int, LintCache] = {}  # by id(settings): thousands of targets share one object
+    # by id(settings), for this call only: thousands of targets share one settings object
+    cache_of: dict[int, LintCache] = {}
+    key_of: dict[int, tuple[str, str]] = {}
+
+    def cache_key(settings: Settings) -> tuple[str, str]:
+        key = key_of.get(id(settings))
+        if key is None:
+            key = key_of[id(settings)] = (str(_resolve_cache_dir(settings, options)), fingerprint(settings))
+        return key
+
     skipped = _skipped_data() if options.use_cache else None
     todo: list[Target] = []
     for t in targets:
         if options.use_cache and t.error is None:
             cache = cache_of.get(id(t.settings))
             if cache is None:
-                key = (str(_cache_dir_for(t.settings, options)), fingerprint(t.settings))
+                key = cache_key(t.settings)
                 cache = caches.get(key)
                 if cache is None:
                     cache = caches[key] = LintCache.open(Path(key[0]), key[1])
@@ -125,8 +123,7 @@ def check_targets(
             if res.internal_error or res.crashed:
                 continue
             t = by_path[res.path]
-            key = (str(_cache_dir_for(t.settings, options)), fingerprint(t.settings))
-            caches[key].put(res.path, res.to_dict(), res.dependencies)
+            caches[cache_key(t.settings)].put(res.path, res.to_dict(), res.dependencies)
         for cache in caches.values():
             cache.save()
     return results

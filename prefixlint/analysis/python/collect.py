@@ -73,6 +73,8 @@ class ModuleInfo:
     name_uses: dict[str, int] = field(default_factory=dict)
     # function -> its ``return <value>`` statements (not those of nested functions or classes)
     returns: dict[cst.FunctionDef, list[cst.Return]] = field(default_factory=dict)
+    # function -> ops per local name (filled by ``resolve.local_ops``, kept as long as the module)
+    local_ops: dict[cst.FunctionDef, Any] = field(default_factory=dict, repr=False, compare=False)
     _positions: LazyPositions | None = field(default=None, repr=False)
 
     @property
@@ -262,19 +264,10 @@ def _resolved(path: str) -> str:
     return str(Path(path).resolve())
 
 
-_EVALUATED: dict[int, tuple[cst.CSTNode, object]] = {}
-
-
+@lru_cache(maxsize=8192)  # nodes hash by identity; bounded, least recently used first out
 def evaluated(node: cst.BaseExpression) -> object:
     """``node.evaluated_value``, remembered per node (libcst runs ``ast.literal_eval`` each time)."""
-    hit = _EVALUATED.get(id(node))
-    if hit is not None and hit[0] is node:
-        return hit[1]
-    value = node.evaluated_value  # type: ignore[attr-defined]
-    if len(_EVALUATED) > 100_000:
-        _EVALUATED.clear()
-    _EVALUATED[id(node)] = (node, value)
-    return value
+    return node.evaluated_value  # type: ignore[attr-defined]
 
 
 def parse_module(path: str, text: str) -> ModuleInfo:
