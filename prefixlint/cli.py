@@ -108,12 +108,9 @@ def _internal_error(args: list[str], exc: Exception) -> int:
 
 
 def _json_error(fmt: str, message: str) -> None:
-    from prefixlint.report.errors import RunError, render_error
+    from prefixlint.commands.check_run import report_error
 
-    doc = render_error(fmt, RunError(message))
-    if doc:
-        sys.stdout.write(doc)
-        sys.stdout.flush()
+    report_error(fmt, message)
 
 
 class _Tee:

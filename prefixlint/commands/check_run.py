@@ -159,6 +159,16 @@ def failed(opts: CheckOptions, error: Any) -> int:
     return EXIT_ERROR
 
 
+def report_error(fmt: str, message: str) -> None:
+    """An error found before ``check`` ran (a bad command line, a crash) as a report on stdout."""
+    from prefixlint.report.errors import RunError, render_error
+
+    doc = render_error(fmt, RunError(message))
+    if doc:
+        sys.stdout.write(doc)
+        sys.stdout.flush()
+
+
 def _codes(values: list[str] | None) -> list[str] | None:
     if not values:
         return None

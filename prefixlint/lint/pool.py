@@ -120,6 +120,7 @@ def run_checks(
                 jobs,
                 size,
                 (lambda _i, res: progress(res)) if progress else None,
+                fewer_gc_passes,
             )
     from prefixlint.lint.checker import forget_projects
     from prefixlint.model.source_text import _OVERLAY

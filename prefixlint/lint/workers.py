@@ -23,6 +23,7 @@ import struct
 import sys
 from collections import deque
 from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -67,12 +68,14 @@ def run_forked(
     jobs: int,
     chunk_size: int,
     on_result: Callable[[int, Any], None] | None = None,
+    around: Callable[[], AbstractContextManager[Any]] = contextlib.nullcontext,
 ) -> list[Any]:
     """``[work(i) for i in range(count)]``, computed in ``jobs`` forked children.
 
-    An item whose child dies while working on it gets ``on_crash(i, "killed by SIGSEGV")``; an
+    An item whose child dies while working on it gets ``on_crash(i, "was killed by SIGSEGV")``; an
     exception that escapes ``work`` in the child gets ``on_crash(i, "raised ...")``.
-    ``on_result(i, result)`` runs in this process as results arrive (progress).
+    ``on_result(i, result)`` runs in this process as results arrive (progress); each child works
+    inside ``around()`` (the garbage collector settings of a run).
     """
     results: list[Any] = [None] * count
     queue: deque[tuple[int, int]] = deque(
@@ -93,7 +96,7 @@ def run_forked(
         os.write(child.tasks, _TASK.pack(start, end))
 
     def spawn() -> None:
-        child = _spawn(work, [fd for c in children.values() for fd in (c.tasks, c.results)])
+        child = _spawn(work, around, [fd for c in children.values() for fd in (c.tasks, c.results)])
         children[child.results] = child
         selector.register(child.results, selectors.EVENT_READ, child)
         assign(child)
@@ -160,7 +163,9 @@ def _frames(buffer: bytearray) -> Iterator[tuple[int, Any]]:
         yield pickle.loads(blob)
 
 
-def _spawn(work: Callable[[int], Any], inherited: list[int]) -> _Child:
+def _spawn(
+    work: Callable[[int], Any], around: Callable[[], AbstractContextManager[Any]], inherited: list[int]
+) -> _Child:
     task_r, task_w = os.pipe()
     result_r, result_w = os.pipe()
     sys.stdout.flush()
@@ -175,7 +180,8 @@ def _spawn(work: Callable[[int], Any], inherited: list[int]) -> _Child:
             faulthandler = sys.modules.get("faulthandler")
             if faulthandler is not None:  # a crash here is the file's PFX001, not a traceback dump
                 faulthandler.disable()
-            _serve(task_r, result_w, work)
+            with around():
+                _serve(task_r, result_w, work)
         except BaseException:
             code = 70
         finally:
@@ -187,22 +193,19 @@ def _spawn(work: Callable[[int], Any], inherited: list[int]) -> _Child:
 
 
 def _serve(tasks: int, results: int, work: Callable[[int], Any]) -> None:
-    from prefixlint.lint.pool import fewer_gc_passes
-
-    with fewer_gc_passes():
-        while True:
-            head = _read_exact(tasks, _TASK.size)
-            if head is None:
-                return
-            start, end = _TASK.unpack(head)
-            if start < 0:
-                return
-            for i in range(start, end):
-                try:
-                    blob = pickle.dumps((i, work(i)), pickle.HIGHEST_PROTOCOL)
-                except BaseException as exc:
-                    blob = pickle.dumps((i, _Raised(f"{type(exc).__name__}: {exc}")))
-                _write_all(results, _FRAME.pack(len(blob)) + blob)
+    while True:
+        head = _read_exact(tasks, _TASK.size)
+        if head is None:
+            return
+        start, end = _TASK.unpack(head)
+        if start < 0:
+            return
+        for i in range(start, end):
+            try:
+                blob = pickle.dumps((i, work(i)), pickle.HIGHEST_PROTOCOL)
+            except BaseException as exc:
+                blob = pickle.dumps((i, _Raised(f"{type(exc).__name__}: {exc}")))
+            _write_all(results, _FRAME.pack(len(blob)) + blob)
 
 
 def _read_exact(fd: int, n: int) -> bytes | None:
