@@ -14,7 +14,13 @@ Measures, in one run (each part can be chosen with ``--only``):
 - ``stdlib``: the CPython standard library of the running interpreter (``site-packages`` excluded);
 - ``synthetic``: a prompt-heavy tree that this script generates (``--files`` modules, default 300,
   plus a shared prompts module and a few Jinja templates), and a mixed project of ``--warm-files``
-  modules (default 2,000; one in ten builds prompts) for the warm-run goal.
+  modules (default 2,000; one in ten builds prompts) for the warm-run goal;
+- ``json``: ``--json-files N`` (default 2,000) adds a JSON comparison (issue #15): the mixed tree of
+  ``--json-base`` modules alone (the baseline), the same tree with N unrelated JSON files added (package
+  manifests, configs, fixtures, data files up to a few hundred KB, a JSON Lines log of responses), and
+  that tree with five request payloads of one template on top. Each unrelated file costs one read of at
+  most 8 KB (its first keys show no request shape). The rows give cold and warm times as ratios to the
+  baseline (the "x bare parse" columns hold that ratio there) and the cost per JSON file.
 
 For the stdlib and synthetic trees: the floor (bare ``libcst.parse_module`` of every ``.py`` file,
 one process), measured in this process and as a fresh process that imports libcst first, prefixlint
@@ -22,8 +28,8 @@ cold (empty cache) with one worker and with two, and prefixlint warm (cache fill
 changed), both in-process and as a fresh ``python -m prefixlint check`` subprocess. Goals (issue #2,
 kept by issue #10): stdlib cold <= 0.3x bare parse; warm run over 2,000 files under 0.5 s.
 
-Wall times on a shared machine are noisy: every table also gives CPU time (user + system of the
-process and its children), and the load average is recorded with each entry.
+Wall times on a shared machine are noisy: the dev-set and one-file tables also give CPU time (user +
+system of the process and its children), and the load average is recorded with each entry.
 
 Usage::
 
@@ -206,6 +212,148 @@ def make_mixed_tree(root: Path, total: int, prompt_files: int) -> list[Path]:
         path.write_text(_PLAIN.format(i=i))
         files.append(path)
     return files
+
+
+_PAYLOAD = {
+    "model": "gpt-4.1",
+    "messages": [
+        {"role": "system", "content": "Current time: {now}.\n" + "Follow the policy carefully. " * 80},
+        {"role": "user", "content": "question {i}"},
+    ],
+}
+
+
+def add_unrelated_json(root: Path, n: int, seed: int = 11) -> list[Path]:
+    """Add ``n`` JSON files that are no requests (manifests, configs, data, fixtures) and a JSON Lines log."""
+    rng = random.Random(seed)
+    out: list[Path] = []
+    for i in range(n):
+        sub = root / "data" / f"set{i // 200:02d}"
+        sub.mkdir(parents=True, exist_ok=True)
+        kind = i % 5
+        if kind == 0:
+            doc: object = {
+                "name": f"pkg-{i}",
+                "version": "1.0.0",
+                "dependencies": {f"d{k}": "^2" for k in range(30)},
+            }
+        elif kind == 1:
+            doc = {"compilerOptions": {"strict": True, "target": "es2022"}, "include": ["src/**/*"]}
+        elif kind == 2:
+            doc = [
+                {"id": k, "value": rng.random(), "label": f"row {k}"}
+                for k in range(rng.choice((10, 200, 4000)))
+            ]
+        elif kind == 3:
+            doc = {"fixtures": [{"input": f"case {k}", "expected": k * 2} for k in range(50)], "version": 3}
+        else:  # a nested "messages" key: the sniff has to look at the keys to say no
+            doc = {"data": {"items": [{"messages": k} for k in range(100)]}, "meta": {"count": 100}}
+        path = sub / f"file{i:05d}.json"
+        path.write_text(json.dumps(doc))
+        out.append(path)
+    log = root / "data" / "responses.jsonl"
+    log.write_text(
+        "".join(json.dumps({"id": f"r{k}", "choices": [], "usage": {"n": k}}) + "\n" for k in range(500))
+    )
+    out.append(log)
+    return out
+
+
+def add_payloads(root: Path, n: int = 5) -> list[Path]:
+    """Add ``n`` request payloads of one template (a timestamp varies ahead of the rules)."""
+    reqdir = root / "requests"
+    reqdir.mkdir(exist_ok=True)
+    out = []
+    for i in range(n):
+        body = json.loads(json.dumps(_PAYLOAD))
+        system = body["messages"][0]["content"]
+        body["messages"][0]["content"] = system.replace("{now}", f"2026-11-29T10:{i:02d}:00Z")
+        body["messages"][1]["content"] = f"question {i}"
+        path = reqdir / f"request{i}.json"
+        path.write_text(json.dumps(body, indent=2))
+        out.append(path)
+    return out
+
+
+def discovery_time(root: Path, repeat: int = 5) -> float:
+    """Best time of ``discover`` over ``root`` in this process (the walk with every JSON file sniffed)."""
+    from prefixlint.lint.config import SettingsResolver
+    from prefixlint.lint.discover import discover
+
+    return min(timed(lambda: discover([root], SettingsResolver())) for _ in range(repeat))
+
+
+def measure_json(scratch: Path, base_files: int, json_files: int) -> list[dict]:
+    """The mixed tree alone, with unrelated JSON files added, and with a few payloads on top."""
+    plain = scratch / "json-base"
+    files = make_mixed_tree(plain, base_files, max(1, base_files // 10))
+    with_json = scratch / "json-unrelated"
+    shutil.copytree(plain, with_json)
+    unrelated = add_unrelated_json(with_json, json_files)
+    with_payloads = scratch / "json-payloads"
+    shutil.copytree(with_json, with_payloads)
+    payloads = add_payloads(with_payloads)
+    size = sum(p.stat().st_size for p in unrelated)
+    trees = (("base", plain), ("unrelated", with_json), ("payloads", with_payloads))
+    colds: dict[str, list[float]] = {name: [] for name, _ in trees}
+    warms: dict[str, list[float]] = {name: [] for name, _ in trees}
+    found: dict[str, int] = {}
+    # Interleaved and best of 3, so that the three trees share the machine's load alike.
+    for _ in range(3):
+        for name, root in trees:
+            cache = scratch / f"cache-json-{name}"
+            shutil.rmtree(cache, ignore_errors=True)
+            t, found[name] = lint_subprocess(root, cache, 2)
+            colds[name].append(t)
+    for _ in range(3):
+        for name, root in trees:
+            warms[name].append(lint_subprocess(root, scratch / f"cache-json-{name}", 2)[0])
+    timings = {name: (min(colds[name]), min(warms[name]), found[name]) for name, _ in trees}
+    walk = {name: discovery_time(root) for name, root in trees}
+    base_cold, base_warm, base_find = timings["base"]
+    rows = [
+        {
+            "tree": f"mixed {base_files:,} (10% prompts)",
+            "run": f"prefixlint {run}, fresh process",
+            "files": len(files),
+            "s": t,
+            "ratio": 1.0,
+            "vs_process": 1.0,
+            "findings": base_find,
+            "note": "baseline of the JSON rows",
+        }
+        for run, t in (("cold, `-j 2` (best of 3)", base_cold), ("warm (best of 3)", base_warm))
+    ]
+
+    labels = {
+        "unrelated": f"+ {json_files:,} unrelated JSON ({size / 1e6:.1f} MB)",
+        "payloads": f"+ {json_files:,} unrelated JSON + {len(payloads)} payloads of one template",
+    }
+    for name, label in labels.items():
+        cold, warm, nfind = timings[name]
+        count = len(files) + len(unrelated) + (len(payloads) if name == "payloads" else 0)
+        runs = (
+            ("cold, `-j 2` (best of 3)", cold, base_cold, base_cold),
+            ("warm (best of 3)", warm, base_warm, base_warm),
+            # the walk with every JSON file sniffed, as a share of the baseline's warm run
+            ("discovery only, in-process (best of 5)", walk[name], walk["base"], base_warm),
+        )
+        for run, t, b, scale in runs:
+            note = f"{(t - b) / len(unrelated) * 1e3:+.3f} ms per JSON file vs the baseline"
+            t_ratio = (t - b) / scale + 1 if run.startswith("discovery") else t / b
+            rows.append(
+                {
+                    "tree": f"mixed {base_files:,} {label}",
+                    "run": run if run.startswith("discovery") else f"prefixlint {run}, fresh process",
+                    "files": count,
+                    "s": t,
+                    "ratio": t_ratio,
+                    "vs_process": t_ratio,
+                    "findings": nfind,
+                    "note": note,
+                }
+            )
+    return rows
 
 
 # --- measurements ---------------------------------------------------------------------------------
@@ -675,7 +823,7 @@ def table(rows: list[dict]) -> str:
     return "\n".join(out) + "\n"
 
 
-PARTS = ("devset", "one-file", "stdlib", "synthetic")
+PARTS = ("devset", "one-file", "stdlib", "synthetic", "json")
 
 
 def main() -> None:
@@ -689,6 +837,9 @@ def main() -> None:
         "--stdlib-every", type=int, default=1, help="take every Nth stdlib file (default all)"
     )
     parser.add_argument("--skip-stdlib", action="store_true", help="same as leaving stdlib out of --only")
+    parser.add_argument("--json-files", type=int, default=2000, help="unrelated JSON files (0: skip)")
+    parser.add_argument("--json-base", type=int, default=500, help="modules of the JSON comparison tree")
+    parser.add_argument("--json-only", action="store_true", help="same as --only json")
     parser.add_argument(
         "--devset", type=Path, help="the real-code dev set (default: shared/eval/real-devset)"
     )
@@ -703,8 +854,12 @@ def main() -> None:
     parser.add_argument("--record", action="store_true", help="append the tables to bench/RESULTS.md")
     args = parser.parse_args()
     parts = set(args.only or PARTS)
+    if args.json_only:
+        parts = {"json"}
     if args.skip_stdlib:
         parts.discard("stdlib")
+    if not args.json_files:
+        parts.discard("json")
 
     import prefixlint
 
@@ -756,12 +911,17 @@ def main() -> None:
             mixed = scratch / "mixed"
             files = make_mixed_tree(mixed, args.warm_files, max(1, args.warm_files // 10))
             rows += measure(f"mixed {args.warm_files:,} (10% prompts)", mixed, files, scratch, (2,))
+        if "json" in parts:
+            rows += measure_json(scratch, args.json_base, args.json_files)
         if rows:
             sections.append(table(rows))
     command = "python bench/lint_speed.py" + "".join(f" --only {p}" for p in args.only or ())
     command += f" --stdlib-every {args.stdlib_every}" if args.stdlib_every > 1 else ""
     command += f" --files {args.files}" if args.files != 300 else ""
     command += f" --warm-files {args.warm_files}" if args.warm_files != 2000 else ""
+    command += f" --json-files {args.json_files}" if args.json_files != 2000 else ""
+    command += f" --json-base {args.json_base}" if args.json_base != 500 else ""
+    command += " --json-only" if args.json_only else ""
     command += f" --repeat {args.repeat}" if args.repeat != 1 else ""
     entry = (
         f"`{command}`, prefixlint {prefixlint.__version__}, Python {platform.python_version()}, "

@@ -3,7 +3,7 @@
 ``prefixlint check ...`` takes a fast path: :mod:`prefixlint.commands.lean` parses its options before
 typer is imported, and :func:`prefixlint.commands.check_run.run_check` runs it. Every other command
 line (``--help``, other commands, a ``check`` line the fast path leaves to typer) goes to the typer
-app, built on first use: ``check``, ``rules`` and ``rule`` are registered directly; the
+app, built on first use: ``check``, ``rules``, ``rule`` and ``diff`` are registered directly; the
 :data:`MOUNTS` sub-apps are imported only when used, so a ``check`` never imports torch or httpx.
 
 Exit codes: 0 clean, 1 findings, 2 usage, configuration or internal error. The process exits
@@ -159,6 +159,7 @@ def build_app() -> Any:
 
     from prefixlint import __version__
     from prefixlint.commands.check import check
+    from prefixlint.commands.diff import diff
     from prefixlint.commands.rules import rule, rules
 
     class LazyGroup(TyperGroup):
@@ -186,6 +187,7 @@ def build_app() -> Any:
     app.command("check")(check)
     app.command("rules")(rules)
     app.command("rule")(rule)
+    app.command("diff")(diff)
     _APP.append(app)
     return app
 

@@ -94,7 +94,7 @@ def test_mounted_sub_apps_are_built_on_demand_as_add_typer_would() -> None:
     import importlib
 
     root = _root()
-    assert list(root.commands) == ["check", "rules", "rule", *MOUNTS]
+    assert list(root.commands) == ["check", "rules", "rule", "diff", *MOUNTS]
     for name, (module, help_text) in MOUNTS.items():
         reference = typer.Typer()
         reference.add_typer(importlib.import_module(module).app, name=name, help=help_text)

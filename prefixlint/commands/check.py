@@ -75,6 +75,13 @@ def check(
         typer.Option("--no-prefilter", help="Analyse every Python file, even those without prompt words."),
     ] = False,
     quiet: Annotated[bool, typer.Option("-q", "--quiet", help="Print findings only, no summary.")] = False,
+    payload_shape: Annotated[
+        str | None,
+        typer.Option(
+            "--payload-shape",
+            help="Request shape of JSON payload files: auto, chat, responses or messages.",
+        ),
+    ] = None,
 ) -> None:
     """Lint files for prompt layouts that defeat the provider's prefix cache."""
     raise typer.Exit(
@@ -103,5 +110,6 @@ def check(
             force_exclude=force_exclude,
             no_prefilter=no_prefilter,
             quiet=quiet,
+            payload_shape=payload_shape,
         )
     )

@@ -43,6 +43,7 @@ class CheckOptions:
     quiet: bool = False
     force_exclude: bool = False
     stdin_filename: str | None = None
+    nothing_checked: bool = False
 
 
 class CheckFailed(Exception):
@@ -82,6 +83,7 @@ def run_check(
     force_exclude: bool = False,
     no_prefilter: bool = False,
     quiet: bool = False,
+    payload_shape: str | None = None,
 ) -> int:
     """Run ``prefixlint check`` with these options; returns the exit code."""
     from prefixlint.lint.config import ConfigError
@@ -110,6 +112,14 @@ def run_check(
             raise CheckFailed(
                 RunError(f"--output-format: unknown format {output_format!r}; expected one of {known}")
             )
+        if payload_shape is not None:
+            from prefixlint.model.settings import PAYLOAD_SHAPES
+
+            if payload_shape not in PAYLOAD_SHAPES:
+                shapes = ", ".join(PAYLOAD_SHAPES)
+                raise CheckFailed(
+                    RunError(f"--payload-shape: unknown shape {payload_shape!r}; expected one of {shapes}")
+                )
         if statistics:
             from prefixlint.report.statistics import STATISTICS_FORMATS
 
@@ -127,6 +137,7 @@ def run_check(
             "provider": provider,
             "model": model,
             "unsafe_fixes": True if unsafe_fixes else None,
+            "payload_shape": payload_shape,
         }
         run_options = RunOptions(
             jobs=jobs, use_cache=not no_cache, cache_dir=cache_dir, prefilter=not no_prefilter
@@ -201,16 +212,27 @@ def _settings_lookup(resolver: Any, targets: list[Any]) -> Callable[[str], Setti
 
 
 def _check_paths(paths: list[Path], resolver: Any, run_options: Any, opts: CheckOptions) -> int:
+    import dataclasses
+
     from prefixlint.lint.discover import discover
     from prefixlint.lint.rule_codes import validate_settings
     from prefixlint.lint.runner import check_targets, finalize, relint
     from prefixlint.report.progress import progress_bar
 
     changed = _changed_lines(opts.changed_since, paths)
-    targets = discover(paths, resolver, force_exclude=opts.force_exclude)
+    unread: list[str] = []
+    targets = discover(paths, resolver, force_exclude=opts.force_exclude, unread=unread)
     for warning in resolver.warnings:
         warn(warning)
     validate_settings(t.settings for t in targets)
+    for name in unread:  # named on the command line, read by no analyzer: not checked
+        warn(
+            f"{name}: not checked: no analyzer reads this file (Python, a template or prompt file "
+            "matching `template-globs`/`plain-prompt-globs`, or a JSON request payload; see "
+            "`payload-globs` and `--payload-shape`)"
+        )
+    if unread and not targets:
+        opts = dataclasses.replace(opts, nothing_checked=True)
     settings_for = _settings_lookup(resolver, targets)
 
     with progress_bar(0 if opts.quiet else len(targets)) as advance:
@@ -311,6 +333,7 @@ def _report(
         applied=applied,
         color=opts.output_file is None and use_color(sys.stdout),
         quiet=opts.quiet,
+        nothing_checked=opts.nothing_checked,
         sources=sources or {},
     )
     if opts.statistics:
@@ -350,6 +373,7 @@ def _check_stdin(resolver: Any, run_options: Any, opts: CheckOptions) -> int:
     """
     import dataclasses
 
+    from prefixlint.analysis.payloads.sniff import JSON_SUFFIXES
     from prefixlint.lint.checker import FileResult, file_kind
     from prefixlint.lint.discover import Target
     from prefixlint.lint.rule_codes import validate_settings
@@ -360,7 +384,8 @@ def _check_stdin(resolver: Any, run_options: Any, opts: CheckOptions) -> int:
     settings = resolver.for_path(Path(name))
     validate_settings([settings])
     text, err = decode_source(name, sys.stdin.buffer.read())
-    target = Target(name, file_kind(name, settings) or "python", settings)
+    kind = file_kind(name, settings) or ("payload" if name.endswith(JSON_SUFFIXES) else "python")
+    target = Target(name, kind, settings)
     stand_ins = {name: text} if text is not None else {}
     run_options = dataclasses.replace(run_options, use_cache=False)
     with source_overlay(stand_ins):

@@ -60,6 +60,7 @@ CHECK_OPTIONS: tuple[Opt, ...] = (
     Opt("force_exclude", ("--force-exclude",), "flag", False),
     Opt("no_prefilter", ("--no-prefilter",), "flag", False),
     Opt("quiet", ("-q", "--quiet"), "flag", False),
+    Opt("payload_shape", ("--payload-shape",), "str"),
 )
 
 

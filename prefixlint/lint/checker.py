@@ -83,17 +83,21 @@ def _fallback_template_style(path: str, settings: Settings) -> str | None:
     return None
 
 
-def file_kind(path: str, settings: Settings) -> str | None:
-    """``python``, ``template`` (a template or plain prompt file), or None when prefixlint skips it.
+def file_kind(path: str, settings: Settings, named: bool = False) -> str | None:
+    """``python``, ``template`` (a template or plain prompt file), ``payload`` (a request payload
+    file), or None when prefixlint skips it. ``named``: the file was given on the command line.
 
     Globs are matched as :mod:`prefixlint.model.globs` says, without importing the template analyzer;
-    :func:`check_source` resolves the exact style when it analyses the file.
+    :func:`check_source` resolves the exact style when it analyses the file. A JSON file is a
+    payload when a ``payload-globs`` glob names it or its first keys show a request.
     """
     if path.endswith(PYTHON_SUFFIXES):
         return "python"
     if glob_match((*settings.template_globs, *settings.plain_prompt_globs), path, settings.root):
         return "template"
-    return None
+    from prefixlint.lint.payload_files import payload_kind
+
+    return payload_kind(path, settings, named)
 
 
 def path_ignores(path: str, settings: Settings) -> list[str]:
@@ -140,6 +144,10 @@ def forget_projects() -> None:
 
 def analyze(path: str, text: str, kind: str, settings: Settings) -> Any:
     """Dispatch to the analyzer for ``kind``; returns a FileAnalysis."""
+    if kind == "payload":
+        from prefixlint.analysis.payloads.analyze import analyze_payload_file
+
+        return analyze_payload_file(path, text, settings)
     if kind == "python":
         from prefixlint.analysis.python import analyze_python
 
@@ -149,13 +157,18 @@ def analyze(path: str, text: str, kind: str, settings: Settings) -> Any:
     return analyze_template_file(path, text, settings, Path(settings.root or "."))
 
 
-def check_source(path: str, text: str | None, settings: Settings, kind: str | None = None) -> FileResult:
-    """Findings for one file (``text`` None: read it from disk). Never raises for bad input."""
+def check_source(
+    path: str, text: str | None, settings: Settings, kind: str | None = None, analysis: Any = None
+) -> FileResult:
+    """Findings for one file (``text`` None: read it from disk). Never raises for bad input.
+
+    ``analysis`` is one already made (the payload files of a directory are analysed together).
+    """
     from prefixlint.rules.base import RuleContext, iter_selected
 
     kind = kind or file_kind(path, settings) or "python"
     result = FileResult(path=path)
-    if kind != "python":
+    if kind not in ("python", "payload"):
         style = template_style(path, settings)
         if style is None:  # the name matched a glob's last part, but not the whole glob
             result.skipped = True
@@ -167,11 +180,14 @@ def check_source(path: str, text: str | None, settings: Settings, kind: str | No
             result.findings.append(err)
             return _filter_selected(result, settings)
     assert text is not None
-    result.suppressions = parse_suppressions(path, text, "python" if kind == "python" else "template")
-    if kind != "python":
+    if kind == "payload":  # JSON has no comments: per-file-ignores are the way to silence a code
+        result.suppressions = FileSuppressions(path=path)
+    else:
+        result.suppressions = parse_suppressions(path, text, "python" if kind == "python" else "template")
+    if kind not in ("python", "payload"):
         _merge_template_suppressions(result.suppressions, text, kind)
     try:
-        analysis = analyze(path, text, kind, settings)
+        analysis = analysis or analyze(path, text, kind, settings)
     except Exception as exc:
         result.internal_error = f"{type(exc).__name__}: {exc}\n{traceback.format_exc(limit=6)}"
         result.findings.append(
@@ -193,7 +209,7 @@ def check_source(path: str, text: str | None, settings: Settings, kind: str | No
     ctx = RuleContext(settings=settings, path=path, source=text)
     try:
         for layout in analysis.layouts:
-            counted = count_layout_tokens(layout)
+            counted = layout if layout.samples else count_layout_tokens(layout)  # payloads come counted
             for rule in rules:
                 result.findings.extend(rule.check(counted, ctx))
     except Exception as exc:

@@ -153,13 +153,19 @@ def _rel(path: Path, root: Path | None) -> str | None:
 DEFAULT_DIR_NAMES = frozenset(d for d in DEFAULT_EXCLUDE if "*" not in d)
 
 
-def discover(paths: Sequence[Path], resolver: SettingsResolver, force_exclude: bool = False) -> list[Target]:
-    """Files to lint under ``paths``: Python files and templates, minus excludes and ``.gitignore``.
+def discover(
+    paths: Sequence[Path],
+    resolver: SettingsResolver,
+    force_exclude: bool = False,
+    unread: list[str] | None = None,
+) -> list[Target]:
+    """Files to lint under ``paths``: Python files, templates and request payloads, minus excludes
+    and ``.gitignore``.
 
     A file named explicitly is linted even when excluded, unless ``force_exclude`` (pre-commit passes
-    every staged file). Explicit files of a kind prefixlint does not lint are skipped silently. The
-    walk works on strings and checks ``.gitignore`` specs per directory: it must stay cheap for a
-    warm run over thousands of files.
+    every staged file). An explicit file that no analyzer reads is appended to ``unread`` (the
+    command reports it). The walk works on strings and checks ``.gitignore`` specs per directory: it
+    must stay cheap for a warm run over thousands of files.
     """
     ignore = _Ignore()
     out: list[Target] = []
@@ -182,7 +188,10 @@ def discover(paths: Sequence[Path], resolver: SettingsResolver, force_exclude: b
                 or (settings.respect_gitignore and ignore.gitignored(path, False))
             ):
                 continue
-            add(str(path), settings, file_kind(str(path), settings))
+            kind = file_kind(str(path), settings, named=True)
+            if kind is None and unread is not None:
+                unread.append(str(given))
+            add(str(path), settings, kind)
             continue
         _walk(str(path), resolver, ignore, add)
     return out

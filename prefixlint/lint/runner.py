@@ -17,6 +17,7 @@ from typing import Any
 from prefixlint.lint.checker import FileResult, dedupe
 from prefixlint.lint.config import SettingsResolver, fingerprint
 from prefixlint.lint.discover import Target, discover
+from prefixlint.lint.payload_groups import check_group, split_groups
 from prefixlint.lint.pool import run_checks
 from prefixlint.lint.result_cache import LintCache
 from prefixlint.lint.suppressions import (
@@ -115,8 +116,13 @@ def check_targets(
                     progress(res)
                 continue
         todo.append(t)
+    todo, groups = split_groups(targets, results, todo)
     for res in run_checks(todo, options.jobs, options.prefilter, progress, options.isolate):
         results[res.path] = res
+    for group in groups:  # the payload files of one directory, checked together
+        for res in check_group(group):
+            results[res.path] = res
+        todo.extend(group)
     if options.use_cache:
         by_path = {t.path: t for t in todo}
         for res in (results[t.path] for t in todo):

@@ -20,6 +20,7 @@ class ReportContext:
     applied: Sequence[Finding] = ()
     color: bool = False
     quiet: bool = False  # findings only, no summary
+    nothing_checked: bool = False  # no file given was read by any analyzer
     sources: Mapping[str, str] = field(default_factory=dict)  # texts not on disk (stdin), by path
 
 

@@ -30,6 +30,9 @@ def _lines(path: str) -> tuple[str, ...]:
         return ()
 
 
+_MAX_SNIPPET = 200  # characters of a source line shown; longer lines are cut around the column
+
+
 def snippet(f: Finding, sources: Mapping[str, str] | None = None) -> list[str]:
     """The finding's source line with a caret under its column (or the finding's own snippet).
 
@@ -47,6 +50,12 @@ def snippet(f: Finding, sources: Mapping[str, str] | None = None) -> list[str]:
     end = (
         f.location.end_col if f.location.end_line in (None, line) and f.location.end_col is not None else None
     )
+    if len(src) > _MAX_SNIPPET:  # a minified JSON line: show a window around the column
+        start = max(0, min(col - _MAX_SNIPPET // 3, len(src) - _MAX_SNIPPET))
+        head, tail = ("..." if start else ""), ("..." if start + _MAX_SNIPPET < len(src) else "")
+        src = head + src[start : start + _MAX_SNIPPET] + tail
+        col = col - start + len(head)
+        end = None if end is None else end - start + len(head)
     width = max(1, min((end - col) if end and end > col else 1, max(1, len(src) - col)))
     gutter = len(str(line))
     return [
@@ -102,7 +111,7 @@ def summary(findings: Sequence[Finding], ctx: ReportContext) -> str:
     if n == 0:
         if ctx.fixed:
             return f"Found {ctx.fixed} error{'s' if ctx.fixed != 1 else ''} ({ctx.fixed} fixed, 0 remaining)."
-        return "All checks passed!"
+        return "No files were checked." if ctx.nothing_checked else "All checks passed!"
     head = f"Found {n + ctx.fixed} error{'s' if n + ctx.fixed != 1 else ''}"
     head += f" ({ctx.fixed} fixed, {n} remaining)." if ctx.fixed else "."
     parts = [head]

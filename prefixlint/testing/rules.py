@@ -52,7 +52,7 @@ def check_files(
     targets = []
     for path in paths:
         full = str(path.resolve())
-        kind = file_kind(full, settings)
+        kind = file_kind(full, settings, named=True)  # an example names its files
         if kind is not None:
             targets.append(Target(full, kind, settings))
     options = RunOptions(jobs=1, use_cache=False, prefilter=False, isolate=False)
