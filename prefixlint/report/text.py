@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from functools import lru_cache
 
 from prefixlint.model.findings import Finding, Impact
+from prefixlint.model.source_text import split_lines
 from prefixlint.report.context import ReportContext, display_path
 
 
@@ -24,7 +25,7 @@ def describe_impact(impact: Impact) -> str:
 def _lines(path: str) -> tuple[str, ...]:
     try:
         with open(path, "rb") as fh:
-            return tuple(fh.read().decode("utf-8", errors="replace").splitlines())
+            return tuple(split_lines(fh.read().decode("utf-8", errors="replace")))
     except OSError:
         return ()
 
@@ -32,9 +33,13 @@ def _lines(path: str) -> tuple[str, ...]:
 _MAX_SNIPPET = 200  # characters of a source line shown; longer lines are cut around the column
 
 
-def snippet(f: Finding) -> list[str]:
-    """The finding's source line with a caret under its column (or the finding's own snippet)."""
-    lines = _lines(f.location.path)
+def snippet(f: Finding, sources: Mapping[str, str] | None = None) -> list[str]:
+    """The finding's source line with a caret under its column (or the finding's own snippet).
+
+    ``sources`` gives the text of files that are not on disk (standard input), by path.
+    """
+    given = sources.get(f.location.path) if sources else None
+    lines = tuple(split_lines(given)) if given is not None else _lines(f.location.path)
     line = f.location.line
     if not lines or not 1 <= line <= len(lines):
         return [f"     | {s}" for s in f.snippet.splitlines()[:3]] if f.snippet else []
@@ -85,7 +90,7 @@ def render_text(findings: Sequence[Finding], ctx: ReportContext, concise: bool =
         for j, link in enumerate(f.chain):
             word = "= from:" if j == 0 else "= via:"
             out.append(f"  {_style(word, 'dim', c)} {display_path(link.path)}:{link.line}:{link.col + 1}")
-        out.extend(f"  {_style(line, 'blue', c)}" for line in snippet(f))
+        out.extend(f"  {_style(line, 'blue', c)}" for line in snippet(f, ctx.sources))
         if f.fix is not None:
             out.append(f"  {_style('= help:', 'dim', c)} {f.fix.message} ({f.fix.applicability.value} fix)")
         out.append("")

@@ -35,6 +35,10 @@ class BreakpointBelowMinimum(Rule):
 
     Fix: put the breakpoint after enough static content to reach the minimum (more tools or system
     text ahead of it), or drop it.
+
+    Fix safety: There is no automatic fix: whether to move the breakpoint after more static content
+    or to drop it is a choice about the request's structure, and a payload file has no source to
+    edit.
     """
 
     code = "PFX505"

@@ -77,6 +77,9 @@ class UnstableToolOrder(Rule):
 
     Fix: sort the tools by name (or another total order) before they reach the request; the SDK
     wrapper does it with ``sort_tools=True``.
+
+    Fix safety: There is no automatic fix: the order is set by the code that assembles the tools (a
+    registry, plugin discovery, MCP servers), not by the payload file that shows it.
     """
 
     code = "PFX404"

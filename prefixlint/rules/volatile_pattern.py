@@ -59,6 +59,9 @@ class VolatilePatternBeforeStatic(Rule):
     (PFX101-PFX109), and this rule stays silent.
 
     Fix: move the value into the last user message, or leave it out of the prompt.
+
+    Fix safety: There is no automatic fix: a rendered payload is what was sent, not the code that
+    built it, so there is no source to edit; the change belongs where the payload is built.
     """
 
     code = "PFX110"
