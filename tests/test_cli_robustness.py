@@ -5,6 +5,7 @@ from __future__ import annotations
 import errno
 import json
 import os
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -37,9 +38,18 @@ def test_a_file_that_kills_the_parser_is_pfx001_and_the_rest_is_linted(tmp_path:
     assert "crashed" in deep["message"] and "SIGSEGV" in deep["message"]
 
 
-def test_crash_in_process_run_keeps_the_caller_alive(tmp_path: Path) -> None:
+@pytest.mark.parametrize("other_thread", [False, True], ids=["single-threaded", "threaded-caller"])
+def test_crash_in_process_run_keeps_the_caller_alive(tmp_path: Path, other_thread: bool) -> None:
+    """In-process callers too: forked children, or fresh worker processes when other threads run."""
     _tree(tmp_path, files=1)
-    code, out, _ = invoke(["check", "--no-cache", "--output-format", "concise"], tmp_path)
+    stop = threading.Event()
+    helper = threading.Thread(target=stop.wait, daemon=True)
+    if other_thread:
+        helper.start()
+    try:
+        code, out, _ = invoke(["check", "--no-cache", "--output-format", "concise"], tmp_path)
+    finally:
+        stop.set()
     assert code == 1
     assert "deep.py:1:1: PFX001 The parser or analyzer crashed on this file" in out
     assert "ok0.py:1:8: PFX900" in out

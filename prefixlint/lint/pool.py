@@ -13,6 +13,7 @@ import gc
 import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 from prefixlint.lint.checker import FileResult, check_source
 from prefixlint.lint.discover import Target
@@ -127,6 +128,8 @@ def run_checks(
     from prefixlint.model.source_text import _OVERLAY
 
     overlay = dict(_OVERLAY)
+    if isolate:  # no fork here (other threads, or no os.fork): fresh worker processes instead
+        return _run_pool(todo, jobs, prefilter, overlay, progress, fresh=True)
     if jobs <= 1 or len(todo) < 2 * jobs:
         forget_projects()  # this run's project index is built from the files as they are now
         try:
@@ -141,17 +144,28 @@ def run_checks(
 
 
 def _run_pool(
-    todo: list[Target], jobs: int, prefilter: bool, overlay: dict[str, str], progress: Progress | None
+    todo: list[Target],
+    jobs: int,
+    prefilter: bool,
+    overlay: dict[str, str],
+    progress: Progress | None,
+    fresh: bool = False,
 ) -> list[FileResult]:
-    """``concurrent.futures`` workers; a chunk lost to a dead worker is checked one file per process."""
+    """``concurrent.futures`` workers; a chunk lost to a dead worker is checked one file per process.
+
+    ``fresh`` starts workers that share nothing with this process (``forkserver`` or ``spawn``), for
+    a caller whose other threads make ``fork`` unsafe.
+    """
     from concurrent.futures import ProcessPoolExecutor
     from concurrent.futures.process import BrokenProcessPool
 
-    _warm_up(todo, prefilter)
+    context = _fresh_context() if fresh else None
+    if context is None:
+        _warm_up(todo, prefilter)
     size = max(1, min(64, len(todo) // (jobs * 4)))
     chunks = [todo[i : i + size] for i in range(0, len(todo), size)]
     parts: list[list[FileResult] | None] = [None] * len(chunks)
-    with ProcessPoolExecutor(max_workers=jobs) as pool:
+    with ProcessPoolExecutor(max_workers=jobs, mp_context=context) as pool:
         futures = [pool.submit(_check_chunk, c, prefilter, overlay) for c in chunks]
         for k, fut in enumerate(futures):
             try:
@@ -164,7 +178,7 @@ def _run_pool(
     out: list[FileResult] = []
     for k, part in enumerate(parts):
         if part is None:
-            part = [_check_alone(t, prefilter, overlay) for t in chunks[k]]
+            part = [_check_alone(t, prefilter, overlay, context) for t in chunks[k]]
             if progress:
                 for res in part:
                     progress(res)
@@ -172,16 +186,24 @@ def _run_pool(
     return out
 
 
-def _check_alone(target: Target, prefilter: bool, overlay: dict[str, str]) -> FileResult:
-    """Check one file in a fresh process of its own; its death is that file's PFX001."""
+def _check_alone(target: Target, prefilter: bool, overlay: dict[str, str], context: Any = None) -> FileResult:
+    """Check one file in a process of its own; its death is that file's PFX001."""
     from concurrent.futures import ProcessPoolExecutor
     from concurrent.futures.process import BrokenProcessPool
 
-    with ProcessPoolExecutor(max_workers=1) as pool:
+    with ProcessPoolExecutor(max_workers=1, mp_context=context) as pool:
         try:
             return pool.submit(_check_chunk, [target], prefilter, overlay).result()[0]
         except BrokenProcessPool:
             return crash_result(target, "died")
+
+
+def _fresh_context() -> Any:
+    """A start method that does not copy this process's threads' locks: forkserver, else spawn."""
+    import multiprocessing
+
+    methods = multiprocessing.get_all_start_methods()
+    return multiprocessing.get_context("forkserver" if "forkserver" in methods else "spawn")
 
 
 def _warm_up(todo: list[Target], prefilter: bool = True) -> None:
