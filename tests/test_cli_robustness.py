@@ -38,6 +38,7 @@ def test_a_file_that_kills_the_parser_is_pfx001_and_the_rest_is_linted(tmp_path:
     assert "crashed" in deep["message"] and "SIGSEGV" in deep["message"]
 
 
+@pytest.mark.threaded_caller
 @pytest.mark.parametrize("other_thread", [False, True], ids=["single-threaded", "threaded-caller"])
 def test_crash_in_process_run_keeps_the_caller_alive(tmp_path: Path, other_thread: bool) -> None:
     """In-process callers too: forked children, or fresh worker processes when other threads run."""
