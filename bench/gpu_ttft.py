@@ -1,4 +1,4 @@
-"""GPU TTFT of the reference engine against a Hugging Face SDPA forward of the same shape.
+"""GPU TTFT of the engine as it is served, against a Hugging Face SDPA forward of the same shape.
 
 Prepared for one H200: the ``1b`` preset (Llama-3.2-1B shapes, random weights, bf16) at 8k and 32k
 tokens. For each length it times
@@ -7,8 +7,11 @@ tokens. For each length it times
   config of the same shape with random weights (nothing is downloaded), one dense forward of the
   prompt without a KV cache plus the LM head on the last position; when ``transformers`` is not
   importable, the engine's own ``forward_dense`` is the floor and the table says so;
-* engine miss TTFT (a fresh prompt) and engine hit TTFT (cached prefix + a fresh ``--suffix``-token
-  tail), engine-side (arrival to first sampled token), median of ``--reps``.
+* the engine's own dense forward (``forward_dense``) of the same shape, in this process;
+* served miss TTFT (a fresh prompt) and served hit TTFT (cached prefix + a fresh ``--suffix``-token
+  tail): ``prefixlint engine serve --preset 1b --device cuda`` in a subprocess with its default
+  prefill chunks (``--max-num-batched-tokens 2048``), timed over HTTP to the first streamed chunk
+  (``bench/served_engine.py``), median of ``--reps``.
 
 It installs nothing, prints a markdown table, and writes ``gpu_ttft.json`` and ``gpu_ttft.md`` to
 ``$OUT`` (or ``bench/out``). A time budget (``--budget-s``, default 420) skips what is left rather
@@ -101,9 +104,11 @@ def time_floor(model: Any, kind: str, n: int, ids: Any, device: Any, reps: int) 
 def measure(args: argparse.Namespace, checkpoint: Callable[[dict], None] | None = None) -> dict:
     """Every measurement of one run; returns the JSON-able results."""
     import torch
+    from served_engine import ServedEngine
 
-    from prefixlint.engine import PRESETS, EngineConfig, LLMEngine, SamplingParams
+    from prefixlint.engine import PRESETS
     from prefixlint.engine.model_runner import resolve_device, resolve_dtype
+    from prefixlint.engine.models.llama import build_model
 
     t_start = time.perf_counter()
     mc = PRESETS[args.preset]
@@ -160,70 +165,62 @@ def measure(args: argparse.Namespace, checkpoint: Callable[[dict], None] | None 
         if device.type == "cuda":
             torch.cuda.empty_cache()
 
-    # 2. The engine: a pool for a few contexts of the longest length, one-step prefill.
+    # 2. The engine as served: a pool for a few contexts of the longest length, default chunks.
     blocks_per_ctx = -(-max_len // args.block_size)
+    serve_args = [
+        "--dtype", args.dtype, "--block-size", str(args.block_size), "--max-model-len", str(max_len),
+        "--num-blocks", str(args.contexts_in_pool * blocks_per_ctx),
+    ]  # fmt: skip
+    if args.max_batched_tokens:
+        serve_args += ["--max-num-batched-tokens", str(args.max_batched_tokens)]
+    threads = args.threads if device.type == "cpu" else None
     try:
-        eng = LLMEngine(
-            EngineConfig(
-                preset=args.preset,
-                device=str(device),
-                dtype=args.dtype,
-                block_size=args.block_size,
-                max_model_len=max_len,
-                max_num_batched_tokens=args.max_batched_tokens or max_len,
-                num_blocks=args.contexts_in_pool * blocks_per_ctx,
-                integrity_checks=True,
-                seed=0,
-            )
+        srv = ServedEngine(
+            args.preset, str(device), serve_args, threads, startup_timeout_s=max(60.0, left() - 60)
         )
-        params = SamplingParams(max_tokens=1, temperature=0.0)
-        _generate(eng, ids(64), params)
+        srv.__enter__()
     except Exception as exc:  # report what broke, keep the floor numbers
-        res["skipped"].append(f"engine start: {type(exc).__name__}: {exc}"[:500])
+        res["skipped"].append(f"engine start: {type(exc).__name__}: {exc}"[:1500])
         res["wall_s"] = time.perf_counter() - t_start
         return res
-    for n in lengths:
-        if left() < 30:
-            res["skipped"].append(f"engine {n}: time budget")
-            continue
-        row: dict[str, Any] = {}
-        try:
-            engine_dense = statistics.median(
-                time_floor(eng.runner.model, "engine", n, ids, device, args.reps)
-            )
-            _generate(eng, ids(n), params)  # warm-up at this shape
-            miss = [_generate(eng, ids(n), params).ttft_s for _ in range(args.reps)]
-            shared = ids(n - args.suffix)
-            _generate(eng, shared + ids(args.suffix), params)  # prime
-            hits = [_generate(eng, shared + ids(args.suffix), params) for _ in range(args.reps)]
-        except Exception as exc:  # torch.OutOfMemoryError, a failed request: record, go on
-            res["skipped"].append(f"engine {n}: {type(exc).__name__}: {exc}"[:500])
-            if device.type == "cuda":
-                torch.cuda.empty_cache()
-            continue
-        row["floor_s"] = floor.get(n, engine_dense)
-        row["floor_kind"] = "hf-sdpa" if n in floor else "engine-forward_dense"
-        row["engine_dense_s"] = engine_dense
-        row["miss_s"] = statistics.median(miss)
-        row["hit_s"] = statistics.median(h.ttft_s for h in hits)
-        row["cached_tokens"] = min(h.num_cached_tokens for h in hits)
-        row["miss_over_floor"] = row["miss_s"] / row["floor_s"]
-        row["speedup"] = row["miss_s"] / row["hit_s"]
-        row["raw"] = {"miss": miss, "hit": [h.ttft_s for h in hits]}
-        res["lengths"][str(n)] = row
-        if checkpoint is not None:
-            checkpoint(res)
-    eng.shutdown()
+    res["served"] = srv.summary
+    res["command"] = " ".join(srv.command()[3:]).replace(f"--port {srv.port} ", "")
+    dense_model = build_model(mc, device, dtype, seed=0)
+    try:
+        srv.first_token(ids(64))
+        for n in lengths:
+            if left() < 30:
+                res["skipped"].append(f"engine {n}: time budget")
+                continue
+            row: dict[str, Any] = {}
+            try:
+                engine_dense = statistics.median(time_floor(dense_model, "engine", n, ids, device, args.reps))
+                srv.first_token(ids(n))  # warm-up at this shape
+                miss = [srv.first_token(ids(n))[0].ttft_s for _ in range(args.reps)]
+                shared = ids(n - args.suffix)
+                srv.first_token(shared + ids(args.suffix))  # prime
+                hits = [srv.first_token(shared + ids(args.suffix))[0] for _ in range(args.reps)]
+            except Exception as exc:  # torch.OutOfMemoryError, a failed request: record, go on
+                res["skipped"].append(f"engine {n}: {type(exc).__name__}: {exc}"[:500])
+                if device.type == "cuda":
+                    torch.cuda.empty_cache()
+                continue
+            row["floor_s"] = floor.get(n, engine_dense)
+            row["floor_kind"] = "hf-sdpa" if n in floor else "engine-forward_dense"
+            row["engine_dense_s"] = engine_dense
+            row["miss_s"] = statistics.median(miss)
+            row["hit_s"] = statistics.median(h.ttft_s for h in hits)
+            row["cached_tokens"] = min(h.cached_tokens for h in hits)
+            row["miss_over_floor"] = row["miss_s"] / row["floor_s"]
+            row["speedup"] = row["miss_s"] / row["hit_s"]
+            row["raw"] = {"miss": miss, "hit": [h.ttft_s for h in hits]}
+            res["lengths"][str(n)] = row
+            if checkpoint is not None:
+                checkpoint(res)
+    finally:
+        srv.__exit__(None, None, None)
     res["wall_s"] = time.perf_counter() - t_start
     return res
-
-
-def _generate(eng: Any, prompt: list[int], params: Any) -> Any:
-    """One request; raises when the engine failed it (so no None TTFT slips into a median)."""
-    out = eng.generate(prompt, params)
-    if out.error or out.ttft_s is None:
-        raise RuntimeError(f"request failed: {out.error or out.finish_reason}")
-    return out
 
 
 def table(res: dict) -> str:
@@ -231,7 +228,8 @@ def table(res: dict) -> str:
     kind = "HF SDPA" if res.get("floor_kind") == "hf-sdpa" else "engine forward_dense"
     lines = [
         f"| prompt | floor ({kind}) | "
-        f"engine dense | engine miss | miss/floor | engine hit (+{res['suffix_tokens']} new) | cached | "
+        "engine dense | engine miss (served) | miss/floor | "
+        f"engine hit (served, +{res['suffix_tokens']} new) | cached | "
         "speedup |",
         "|---|---|---|---|---|---|---|---|",
     ]
@@ -258,8 +256,11 @@ def entry(res: dict) -> str:
     return (
         f"### {res.get('date', '?')}: {where}\n\n"
         f"Preset `{res['preset']}` ({res['params'] / 1e9:.2f}B parameters, random weights), "
-        f"{res['dtype']}, {res['device']}, torch {res['torch']}, median of {res['reps']} requests "
-        f"per cell, engine-side TTFT, `python bench/gpu_ttft.py` ({res['wall_s']:.0f} s).\n\n"
+        f"{res['dtype']}, {res['device']}, torch {res['torch']}, "
+        f"served as `prefixlint {res.get('command', '?')}` "
+        f"(attention: {res.get('served', {}).get('attention', '?')}), "
+        f"median of {res['reps']} requests per cell, "
+        f"client-side TTFT over HTTP, `python bench/gpu_ttft.py` ({res['wall_s']:.0f} s).\n\n"
         f"{table(res)}\n"
     )
 
@@ -274,7 +275,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--suffix", type=int, default=64)
     ap.add_argument("--reps", type=int, default=None, help="default 3 (2 with --smoke)")
     ap.add_argument("--block-size", type=int, default=16)
-    ap.add_argument("--max-batched-tokens", type=int, default=0, help="0 = whole prompt in one step")
+    ap.add_argument(
+        "--max-batched-tokens",
+        type=int,
+        default=0,
+        help="serve --max-num-batched-tokens (0: its default, 2048)",
+    )
     ap.add_argument("--contexts-in-pool", type=int, default=4, help="KV pool size in longest prompts")
     ap.add_argument("--floor", choices=["auto", "engine"], default="auto")
     ap.add_argument("--threads", type=int, default=0, help="CPU torch threads (0 = all)")

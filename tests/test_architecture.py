@@ -37,6 +37,7 @@ ALLOWED: dict[str, set[str]] = {
         "sdk",
         "live",
         "engine",
+        "audit",
         "lint",
         "report",
     },

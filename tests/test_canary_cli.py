@@ -144,9 +144,10 @@ def test_usage_errors(tmp_path: Path) -> None:
     assert json.loads(schema.output)["title"] == "BenchRun"
 
 
-def test_cli_module_imports_only_light_dependencies() -> None:
+@pytest.mark.parametrize("module", ["bench", "canary", "probe"])
+def test_cli_module_imports_only_light_dependencies(module: str) -> None:
     heavy = "('torch', 'matplotlib', 'httpx', 'scipy', 'numpy')"
-    code = f"import sys, prefixlint.commands.bench; print(sorted(m for m in {heavy} if m in sys.modules))"
+    code = f"import sys, prefixlint.commands.{module}; print(sorted(m for m in {heavy} if m in sys.modules))"
     out = subprocess.run(
         [sys.executable, "-c", code],
         capture_output=True,

@@ -85,6 +85,30 @@ def test_retention_against_the_engine(engine_url) -> None:  # type: ignore[no-un
     assert listed.settings["advertised_source"] == "/v1/models"
 
 
+def test_bench_cuts_prompts_to_what_the_engine_accepts(engine_url) -> None:  # type: ignore[no-untyped-def]
+    """A 2,048-token prompt plus the engine's 22-token chat template would get a 400 at max_model_len
+    2,048; the bench measures the template, sends 2,025 tokens, and says so."""
+    from typer.testing import CliRunner
+
+    from prefixlint.commands.bench import app
+    from prefixlint.live.results import BenchRun
+
+    url, eng = engine_url
+    res = CliRunner().invoke(
+        app,
+        ["ttft", "--base-url", url, "--prompt-tokens", "2048", "--samples", "2", "--warmup", "0",
+         "--no-metrics", "--output-format", "json"],
+    )  # fmt: skip
+    assert res.exit_code == 0, res.output
+    run = BenchRun.model_validate_json(res.stdout)
+    assert run.model == eng.model_name  # --model defaults to the listed one
+    assert run.settings["sizing"] == {"overhead": 22, "per_word": 1.0, "exact": True}
+    (length,) = run.lengths
+    assert length.prompt_tokens == 2048 - 22 - 1
+    assert all(s.error is None and s.prompt_tokens == 2047 for s in length.samples)
+    assert any(w.startswith("2048-token prompts sent as 2025 tokens") for w in run.warnings)
+
+
 def test_gpu_script_smoke_mode(tmp_path: Path) -> None:
     proc = subprocess.run(
         [

@@ -22,13 +22,30 @@ def _analyzers(monkeypatch: pytest.MonkeyPatch) -> None:
     use_analyzers(monkeypatch)
 
 
-def counting_analyzer(monkeypatch: pytest.MonkeyPatch, deps: dict[str, set[str]] | None = None) -> list[str]:
+class Calls:
+    """Names of the files the analyzer was called for, in any process (files are checked in children)."""
+
+    def __init__(self, log: Path) -> None:
+        self.log = log
+        log.write_text("")
+
+    def names(self) -> list[str]:
+        return self.log.read_text().split()
+
+    def clear(self) -> None:
+        self.log.write_text("")
+
+
+def counting_analyzer(
+    monkeypatch: pytest.MonkeyPatch, log: Path, deps: dict[str, set[str]] | None = None
+) -> Calls:
     """Wrap the analyzer to record which files it analysed (and add dependencies)."""
-    calls: list[str] = []
+    calls = Calls(log)
     inner = checker.analyze
 
     def analyze(path, text, kind, settings):  # type: ignore[no-untyped-def]
-        calls.append(Path(path).name)
+        with open(log, "a") as fh:
+            fh.write(Path(path).name + "\n")
         result = inner(path, text, kind, settings)
         result.dependencies |= (deps or {}).get(Path(path).name, set())
         return result
@@ -151,34 +168,36 @@ def test_discovery_excludes_gitignore_and_templates(tmp_path: Path) -> None:
 
 
 def test_cache_warm_run_analyses_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    calls = counting_analyzer(monkeypatch, deps={"a.py": {str(tmp_path / "prompts.py")}})
+    calls = counting_analyzer(
+        monkeypatch, tmp_path.parent / f"{tmp_path.name}.calls", {"a.py": {str(tmp_path / "prompts.py")}}
+    )
     (tmp_path / "a.py").write_text("import openai\n")
     (tmp_path / "b.py").write_text("system_prompt = 'x'\n")
     (tmp_path / "prompts.py").write_text("x = 1\n")  # no prompt words: pre-filtered, never analysed
     (tmp_path / "bad.py").write_bytes(NON_UTF8 + b" prompt")
     first = invoke(["check", "-j", "1", "--output-format", "json"], tmp_path)
-    assert sorted(calls) == ["a.py", "b.py"]
+    assert sorted(calls.names()) == ["a.py", "b.py"]
     cache = tmp_path / ".prefixlint_cache"
     assert (cache / "CACHEDIR.TAG").read_text().startswith("Signature: 8a477f597d28d172789f06886806bc55")
     assert (cache / ".gitignore").read_text().splitlines()[-1] == "*"
     calls.clear()
     assert invoke(["check", "-j", "1", "--output-format", "json"], tmp_path) == first
-    assert calls == []
+    assert calls.names() == []
     # Touching a file without changing it keeps the entry (content hash fallback).
     (tmp_path / "b.py").write_text("system_prompt = 'x'\n")
     invoke(["check", "-j", "1"], tmp_path)
-    assert calls == []
+    assert calls.names() == []
     # A dependency change invalidates the dependent file only.
     (tmp_path / "prompts.py").write_text("x = 22\n")
     invoke(["check", "-j", "1"], tmp_path)
-    assert calls == ["a.py"]
+    assert calls.names() == ["a.py"]
     calls.clear()
     # Other settings use another cache entry; --no-cache bypasses it.
     invoke(["check", "-j", "1", "--provider", "anthropic"], tmp_path)
-    assert sorted(calls) == ["a.py", "b.py"]
+    assert sorted(calls.names()) == ["a.py", "b.py"]
     calls.clear()
     invoke(["check", "-j", "1", "--no-cache"], tmp_path)
-    assert sorted(calls) == ["a.py", "b.py"]
+    assert sorted(calls.names()) == ["a.py", "b.py"]
 
 
 def test_cache_dir_option(tmp_path: Path) -> None:

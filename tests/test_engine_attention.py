@@ -7,18 +7,20 @@ import math
 
 import pytest
 
-torch = pytest.importorskip("torch")
+torch = pytest.importorskip("torch", reason="the engine needs torch (the [engine] extra)")
 torch.set_num_threads(1)  # tiny matrices: extra threads only contend on a busy CI box
 
 import torch.nn.functional as F  # noqa: E402
 
 from prefixlint.engine import EngineConfig, LLMEngine, SamplingParams  # noqa: E402
+from prefixlint.engine.layers import attention  # noqa: E402
 from prefixlint.engine.layers.attention import (  # noqa: E402
     PagedBatch,
     SeqSlice,
     causal_attention,
     lower_right_causal_mask,
     paged_attention,
+    prefix_suffix_attention,
 )
 
 pytestmark = pytest.mark.engine
@@ -121,3 +123,48 @@ def test_paged_engine_matches_dense_forward(chunk: int) -> None:
     valid = torch.isfinite(out.logits)  # ids the tokenizer cannot decode are masked to -inf
     torch.testing.assert_close(out.logits[valid], dense[n - 1 : n + 3][valid], atol=1e-4, rtol=1e-4)
     assert out.token_ids == dense[n - 1 : n + 3].masked_fill(~valid, -torch.inf).argmax(-1).tolist()
+
+
+@pytest.mark.parametrize(("prefix", "new"), [(1, 1), (1, 6), (13, 5), (40, 17), (3, 64)])
+def test_prefix_suffix_split_matches_the_reference_and_the_masked_path(
+    prefix: int, new: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    g = torch.Generator().manual_seed(prefix * 1000 + new)
+    q = torch.randn(new, 8, 16, generator=g)
+    k, v = torch.randn(prefix + new, 2, 16, generator=g), torch.randn(prefix + new, 2, 16, generator=g)
+    split = prefix_suffix_attention(q, k[:prefix], v[:prefix], k[prefix:], v[prefix:], 16**-0.5)
+    torch.testing.assert_close(split, reference_attention(q, k, v), atol=ATOL, rtol=0)
+    monkeypatch.setattr(attention, "_CPU_FLASH_WITH_LSE", None)  # a torch without the kernel
+    masked = prefix_suffix_attention(q, k[:prefix], v[:prefix], k[prefix:], v[prefix:], 16**-0.5)
+    torch.testing.assert_close(masked, split, atol=ATOL, rtol=0)
+
+
+def test_chunked_prefill_builds_no_dense_mask_on_cpu(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The served path (chunked prefill over an earlier chunk, and a cache hit) never falls back to
+    the boolean mask on this torch, and still equals the dense forward."""
+    assert attention._CPU_FLASH_WITH_LSE is not None, "this torch lacks the CPU flash kernel with lse"
+    assert attention.attention_backend(torch.device("cpu"), torch.float32) == "sdpa, prefix/suffix split"
+
+    def no_mask(*args: object, **kw: object) -> None:
+        raise AssertionError("a dense boolean mask was built")
+
+    monkeypatch.setattr(attention, "lower_right_causal_mask", no_mask)
+    eng = LLMEngine(
+        EngineConfig(
+            preset="tiny",
+            device="cpu",
+            num_blocks=64,
+            block_size=4,
+            max_model_len=256,
+            max_num_batched_tokens=9,
+        )
+    )
+    prompt = eng.tokenizer.encode("Chunked prefill over a prefix is split, not masked: " * 3)
+    greedy = SamplingParams(max_tokens=3, temperature=0.0, return_logits=True)
+    first, hit = eng.generate(prompt, greedy), eng.generate(prompt, greedy)
+    assert hit.num_cached_tokens > 9 and hit.token_ids == first.token_ids
+    dense = eng.runner.model.forward_dense(torch.tensor(prompt + first.token_ids), all_logits=True)
+    n = len(prompt)
+    valid = torch.isfinite(first.logits)
+    for out in (first, hit):
+        torch.testing.assert_close(out.logits[valid], dense[n - 1 : n + 2][valid], atol=1e-4, rtol=1e-4)

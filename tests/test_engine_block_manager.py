@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-pytest.importorskip("torch")
+pytest.importorskip("torch", reason="the engine needs torch (the [engine] extra)")
 
 from prefixlint.engine.block_manager import NONE_HASH, BlockManager, hash_block, hash_blocks
 from prefixlint.engine.sampling import SamplingParams

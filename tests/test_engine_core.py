@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-torch = pytest.importorskip("torch")
+torch = pytest.importorskip("torch", reason="the engine needs torch (the [engine] extra)")
 torch.set_num_threads(1)  # tiny matrices: extra threads only contend on a busy CI box
 
 from prefixlint.engine import (  # noqa: E402
@@ -81,11 +81,11 @@ def test_same_salt_hits_and_different_salt_misses(eng: LLMEngine) -> None:
 def test_pool_boundaries(delta: int) -> None:
     e = engine(num_blocks=8, block_size=4, max_model_len=32)  # capacity: 32 tokens
     prompt = [1000 + i for i in range(32 + delta)]
-    free_before = e.stats()["blocks_free"]
+    calls_before = e.stats()["allocation_calls"]
     if delta > 0:
         with pytest.raises(AdmissionError, match="max_model_len"):
             e.generate(prompt, GREEDY)
-        assert e.stats()["blocks_free"] == free_before and e.stats()["rejected"] == 1
+        assert e.stats()["allocation_calls"] == calls_before and e.stats()["rejected"] == 1
     else:
         out = e.generate(prompt, GREEDY)
         assert len(out.token_ids) == 1 and out.finish_reason == "length"  # the pool is full
@@ -99,9 +99,17 @@ def test_admission_rejects_before_any_block_is_allocated(eng: LLMEngine) -> None
     for prompt, message in [([], "empty"), ([5] * 300, "max_model_len"), ([10**6], "vocabulary")]:
         with pytest.raises(AdmissionError, match=message):
             eng.add_request(prompt, GREEDY)
-        assert eng.stats()["blocks_free"] == before["blocks_free"]
+        eng.step()  # nothing was queued either: a step allocates nothing
+        assert eng.stats()["allocation_calls"] == before["allocation_calls"]
     assert eng.stats()["rejected"] == before["rejected"] + 3
     assert eng.stats()["requests"] == before["requests"]
+
+
+def test_default_max_tokens_comes_from_the_preset_or_the_config() -> None:
+    assert engine().default_max_tokens == 256  # random weights: a preset never reaches its EOS
+    assert engine(default_max_tokens=5).default_max_tokens == 5
+    with pytest.raises(EngineConfigError, match="default_max_tokens"):
+        engine(default_max_tokens=0)
 
 
 def test_startup_refuses_a_pool_smaller_than_max_model_len() -> None:
@@ -120,6 +128,25 @@ def test_chunked_prefill_and_batching_match_solo_runs() -> None:
     together = batched.generate_many(prompts, GREEDY)
     assert [o.token_ids for o in together] == alone
     assert_no_leak(batched)
+
+
+def test_the_lm_head_runs_only_for_positions_that_sample(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A 50-token prompt in 16-token chunks, then two decodes: the head sees one row per sampled
+    token, never a prompt position (nor a chunk that does not end the prompt)."""
+    e = engine(max_num_batched_tokens=16)
+    rows: list[int] = []
+    head = e.runner.model.compute_logits
+
+    def counting(hidden: torch.Tensor) -> torch.Tensor:
+        rows.append(hidden.shape[0])
+        return head(hidden)
+
+    monkeypatch.setattr(e.runner.model, "compute_logits", counting)
+    out = e.generate([1000 + i for i in range(50)], SamplingParams(max_tokens=3, temperature=0.0))
+    assert len(out.token_ids) == 3 and rows == [1, 1, 1]
+    rows.clear()
+    e.runner.model.forward_dense(torch.arange(1000, 1050))
+    assert rows == [1]  # the dense floor too
 
 
 def test_preemption_recomputes_and_still_matches() -> None:

@@ -7,7 +7,7 @@ import random
 
 import pytest
 
-torch = pytest.importorskip("torch")
+torch = pytest.importorskip("torch", reason="the engine needs torch (the [engine] extra)")
 torch.set_num_threads(1)  # tiny matrices: extra threads only contend on a busy CI box
 
 from prefixlint.engine import AdmissionError, EngineConfig, LLMEngine, SamplingParams  # noqa: E402

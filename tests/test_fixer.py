@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -191,3 +192,42 @@ def test_cli_unsafe_fix_moves_placeholder_line_of_template_constant(tmp_path: Pa
     libcst.parse_module(fixed)
     code, _, _ = invoke(["check", "--no-cache", "--fix", "--unsafe-fixes", "agent.py"], tmp_path)
     assert code == 0 and prompts.read_text() == fixed
+
+
+def test_diff_without_final_newline_applies_with_git_apply(tmp_path: Path) -> None:
+    original = "a = 1\nx = 1  # prefixlint: ignore[PFX001]"  # the changed line is the last, unterminated
+    path = tmp_path / "a.py"
+    path.write_text(original)
+    code, out, _ = invoke(["check", "--no-cache", "--diff", "a.py"], tmp_path)
+    assert code == 1
+    assert out.endswith(
+        "-x = 1  # prefixlint: ignore[PFX001]\n\\ No newline at end of file\n"
+        "+x = 1\n\\ No newline at end of file\n"
+    )
+    subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)
+    (tmp_path / "fix.patch").write_text(out)
+    subprocess.run(["git", "apply", "fix.patch"], cwd=tmp_path, check=True, capture_output=True)
+    assert path.read_text() == "a = 1\nx = 1"
+
+
+def test_diff_marks_only_the_side_without_final_newline() -> None:
+    from prefixlint.lint.fixer import FixOutcome
+
+    added = FixOutcome("t.py", "a = 1", "a = 1\nb = 2\n").diff()
+    assert added.endswith("-a = 1\n\\ No newline at end of file\n+a = 1\n+b = 2\n")
+
+
+def test_fixed_template_is_rechecked_with_the_analyzers_extensions(tmp_path: Path) -> None:
+    # `{% do %}` needs jinja2.ext.do, which the analyzer enables: the fixed text must still be checked.
+    src = "{% set items = [] %}{% do items.append(1) %}{% if items %}Hi {{ name }}{% endif %}\n"
+    path = tmp_path / "t.j2"
+    path.write_text(src)
+    at = src.index("{% endif %}")
+    broken = with_fix("PFX101", (Edit(at, at + len("{% endif %}"), ""),), path=str(path))
+    [outcome] = fix_files([broken], lambda p: Settings(), unsafe=False)
+    assert outcome.error is not None
+    assert outcome.error.startswith("fixed template does not parse: Unexpected end of template.")
+    assert path.read_text() == src
+    fine = with_fix("PFX101", (Edit(src.index("Hi"), src.index("Hi") + 2, "Hello"),), path=str(path))
+    [outcome] = fix_files([fine], lambda p: Settings(), unsafe=False)
+    assert outcome.changed and path.read_text() == src.replace("Hi", "Hello")

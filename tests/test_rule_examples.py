@@ -1,14 +1,23 @@
-"""Every registered rule's VALID and INVALID examples, run through analysis and the rules."""
+"""Every registered rule's VALID and INVALID examples, run through ``prefixlint check``'s own pipeline.
+
+An invalid example must give a finding of its rule's code, on its line and column range when the
+example gives them, and the fixed text it names through the real fixer, which a second round leaves
+alone. The whole of every finding (code, range, severity, message, impact, chain, fix and its diff)
+is compared with a snapshot (``__snapshots__/test_rule_examples.ambr``); after a deliberate change,
+review it with ``pytest tests/test_rule_examples.py --snapshot-update`` and ``git diff``.
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import libcst as cst
 import pytest
 
+from prefixlint.model.edits import Applicability
 from prefixlint.rules.base import Example, Rule, all_rules
-from prefixlint.testing.rules import apply_rule_fixes, check_example, write_example
+from prefixlint.testing.rules import apply_rule_fixes, check_example, render_findings, write_example
 
 RULES = all_rules()
 
@@ -42,6 +51,13 @@ LAYOUT_RULES = [
     "PFX504",
 ]
 
+_SAFETY = {
+    Applicability.SAFE: "The fix is safe",
+    Applicability.UNSAFE: "The fix is unsafe",
+    Applicability.DISPLAY_ONLY: "The fix is shown, not applied",
+    None: "There is no automatic fix",
+}
+
 
 def test_every_rule_has_examples_and_docs() -> None:
     codes = {r.code for r in RULES}
@@ -54,22 +70,39 @@ def test_every_rule_has_examples_and_docs() -> None:
         assert rule.name == rule.name.lower() and " " not in rule.name
 
 
+@pytest.mark.parametrize("rule", RULES, ids=lambda r: r.code)
+def test_every_rule_says_why_its_fix_is_safe_or_unsafe(rule: type[Rule]) -> None:
+    doc = rule.documentation()
+    assert "Fix safety:" in doc, f"{rule.code}: add a 'Fix safety:' paragraph to the docstring"
+    safety = doc.split("Fix safety:", 1)[1].strip()
+    assert safety.startswith(_SAFETY[rule.fix_applicability]), (rule.code, safety[:60])
+    assert len(safety.split(".")[0].split()) > 5 or len(safety.split(".")) > 2, "say why"
+
+
 @pytest.mark.parametrize(("rule", "example"), _cases("INVALID"))
-def test_invalid_example_fires(rule: type[Rule], example: Example, tmp_path: Path) -> None:
+def test_invalid_example_fires(rule: type[Rule], example: Example, tmp_path: Path, snapshot: Any) -> None:
     findings = [f for f in check_example(example, tmp_path) if f.code == rule.code]
     assert findings, f"{rule.code} did not fire on:\n{example.code}"
     main = (tmp_path / example.path).resolve()
+    here = [f for f in findings if Path(f.location.path).resolve() == main]
     if example.line is not None:
-        lines = [f.location.line for f in findings if Path(f.location.path).resolve() == main]
-        assert example.line in lines, f"{rule.code} fired at {lines}, expected line {example.line}"
+        assert example.line in [f.location.line for f in here], f"{rule.code}: expected line {example.line}"
+    at = [f for f in here if example.line is None or f.location.line == example.line]
+    if example.col is not None:
+        assert example.col in [f.location.col + 1 for f in at], f"{rule.code}: expected column {example.col}"
+    if example.end_line is not None or example.end_col is not None:
+        ends = [(f.location.end_line, (f.location.end_col or 0) + 1) for f in at]
+        assert (example.end_line or example.line, example.end_col) in ends, (rule.code, ends)
     for f in findings:
+        assert f.code == rule.code and f.rule_name == rule.name and f.message
         assert f.impact is None or f.impact.tokens_lost >= 0
-        assert f.message
+        assert f.fix is None or f.fix.applicability is rule.fix_applicability, rule.code
+    assert render_findings(findings, tmp_path) == snapshot
     if example.fixed is not None:
         fixed = apply_rule_fixes(findings, main, unsafe=example.unsafe)
         assert fixed == example.fixed
         cst.parse_module(fixed)
-        # a second run of the fix changes nothing
+        # a second round of the fix changes nothing
         again_root = tmp_path / "again"
         again = Example(
             code=fixed, path=example.path, files=example.files, provider=example.provider, model=example.model

@@ -1,7 +1,9 @@
 """``prefixlint bench``: TTFT and retention checks against an OpenAI-compatible server.
 
 Import-light on purpose (no torch, no matplotlib, no httpx at import time): the main CLI mounts
-``app`` as ``prefixlint bench``.
+``app`` as ``prefixlint bench``. Exit codes: 0 the run completed (with ``--strict``: and found
+nothing); 1 requests failed, or ``--strict`` and a finding; 2 usage error, or the server could not be
+reached at all.
 """
 
 from __future__ import annotations
@@ -79,7 +81,7 @@ def _client(
 
 
 def _emit(run, out: Path | None, plot: Path | None, fmt: OutputFormat, strict: bool) -> None:  # type: ignore[no-untyped-def]
-    from prefixlint.live.summary import findings, summary_text
+    from prefixlint.live.summary import errors, findings, summary_text
 
     if out is not None:
         run.write(out)
@@ -95,7 +97,7 @@ def _emit(run, out: Path | None, plot: Path | None, fmt: OutputFormat, strict: b
             typer.echo(f"wrote {out}")
         if plot is not None:
             typer.echo(f"wrote {plot}")
-    if strict and findings(run):
+    if errors(run) or (strict and findings(run)):
         raise typer.Exit(1)
 
 
@@ -112,7 +114,7 @@ def _compare(paths: tuple[Path, Path], fmt: OutputFormat) -> None:
 
 
 BaseUrl = typer.Option(None, "--base-url", help="API base URL, e.g. http://localhost:8000/v1")
-Model = typer.Option(None, "--model", help="model name sent in the request")
+Model = typer.Option(None, "--model", help="model name sent in the request (default: the first listed)")
 ApiKey = typer.Option(
     None,
     "--api-key",
@@ -135,19 +137,33 @@ Label = typer.Option(None, "--label", help="name of this run in comparisons")
 Strict = typer.Option(False, "--strict", help="exit 1 when reports and measurements disagree")
 
 
-def _need_httpx() -> None:
+def need_live_extra(command: str) -> None:
+    """Exit 2 with the install line when the live-server tools' dependencies are missing."""
     try:
         import httpx  # noqa: F401
     except ImportError as exc:
-        typer.echo("error: prefixlint bench needs httpx: pip install 'prefixlint[engine]'", err=True)
+        typer.echo(f"error: prefixlint {command} needs httpx: pip install 'prefixlint[live]'", err=True)
         raise typer.Exit(2) from exc
 
 
-def _require(base_url: str | None, model: str | None) -> tuple[str, str]:
-    if not base_url or not model:
-        typer.echo("error: --base-url and --model are required", err=True)
+def _server(base_url: str | None, model: str | None, api_key: str | None, timeout: float):  # type: ignore[no-untyped-def]
+    """What the server says about itself; exit 2 when it cannot be reached or names no model."""
+    if not base_url:
+        typer.echo("error: --base-url is required", err=True)
         raise typer.Exit(2)
-    return base_url, model
+    need_live_extra("bench")
+    from prefixlint.live.server_info import ServerUnreachable, discover
+
+    headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+    try:
+        info = discover(base_url, model=model, headers=headers, timeout_s=timeout)
+    except ServerUnreachable as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from exc
+    if info.model is None:
+        typer.echo("error: the server lists no model under /models; pass --model", err=True)
+        raise typer.Exit(2)
+    return info
 
 
 @app.command()
@@ -187,14 +203,16 @@ def ttft(
     if compare:
         _compare(compare, output_format)
         return
-    base_url, model = _require(base_url, model)
     if threshold_method not in {"ks", "midpoint"}:
         raise typer.BadParameter("--threshold-method must be ks or midpoint")
-    _need_httpx()
+    if new_suffix_tokens is None and not 0.0 < shared_prefix < 1.0:
+        raise typer.BadParameter("--shared-prefix must be between 0 and 1 (exclusive)")
+    lengths = _ints(prompt_tokens)
+    info = _server(base_url, model, api_key, timeout)
     from prefixlint.live.ttft import TTFTConfig, run_ttft
 
     cfg = TTFTConfig(
-        prompt_tokens=_ints(prompt_tokens),
+        prompt_tokens=lengths,
         shared_prefix=shared_prefix,
         new_suffix_tokens=new_suffix_tokens,
         samples=samples,
@@ -206,10 +224,10 @@ def ttft(
         check_metrics=not no_metrics,
         label=label,
     )
-    if new_suffix_tokens is None and not 0.0 < shared_prefix < 1.0:
-        raise typer.BadParameter("--shared-prefix must be between 0 and 1 (exclusive)")
-    with _client(base_url, model, api_key, endpoint, max_tokens, timeout, cache_salt, extra_body) as client:
-        run = run_ttft(client, cfg)
+    with _client(
+        base_url, info.model, api_key, endpoint, max_tokens, timeout, cache_salt, extra_body
+    ) as client:
+        run = run_ttft(client, cfg, server=info)
     _emit(run, out, plot, output_format, strict)
 
 
@@ -240,8 +258,7 @@ def retention(
     strict: bool = Strict,
 ) -> None:
     """Fill N unique contexts, re-probe newest first, and compare what is kept with the claim."""
-    base_url, model = _require(base_url, model)
-    _need_httpx()
+    info = _server(base_url, model, api_key, timeout)
     from prefixlint.live.retention import RetentionConfig, run_retention
 
     cfg = RetentionConfig(
@@ -253,7 +270,9 @@ def retention(
         seed=seed,
         label=label,
     )
-    with _client(base_url, model, api_key, endpoint, max_tokens, timeout, cache_salt, extra_body) as client:
+    with _client(
+        base_url, info.model, api_key, endpoint, max_tokens, timeout, cache_salt, extra_body
+    ) as client:
         run = run_retention(client, cfg)
     _emit(run, out, plot, output_format, strict)
 

@@ -79,6 +79,9 @@ class BlockManager:
         self.hash_to_block: dict[bytes, int] = {}
         self.hits = self.misses = self.evictions = 0  # in blocks
         self.quarantined = 0  # blocks a freed sequence no longer owned (left untouched)
+        # Calls of allocate() and append_blocks(), the only ways blocks are handed out: a path that
+        # must allocate nothing leaves this unchanged (free counts would miss an allocate-then-free).
+        self.allocation_calls = 0
         self._generation = 0
         self._last_lookup: tuple[int, int, tuple[list[int], list[bytes], int]] | None = None
 
@@ -133,6 +136,7 @@ class BlockManager:
     def allocate(self, seq: Sequence) -> None:
         """Give ``seq`` blocks for all its tokens, adopting cached ones. Call ``can_allocate`` first."""
         assert not seq.block_table, "sequence already holds blocks"
+        self.allocation_calls += 1
         memo, self._last_lookup = self._last_lookup, None
         if (
             memo is not None
@@ -165,6 +169,7 @@ class BlockManager:
 
     def append_blocks(self, seq: Sequence, num_new_tokens: int) -> None:
         """Grow ``seq``'s table to cover ``num_new_tokens`` more computed tokens."""
+        self.allocation_calls += 1
         needed = seq.num_blocks_for(seq.num_computed_tokens + num_new_tokens, self.block_size)
         while len(seq.block_table) < needed:
             self._attach(seq, self._take_fresh(seq.namespace), 0)
@@ -258,7 +263,10 @@ class BlockManager:
             "misses": self.misses,
             "evictions": self.evictions,
             "blocks_total": self.num_blocks,
+            "block_size": self.block_size,
+            "pool_tokens": self.num_blocks * self.block_size,
             "blocks_free": self.num_free,
             "blocks_cached": self.num_cached,
             "blocks_in_use": self.num_blocks - self.num_free,
+            "allocation_calls": self.allocation_calls,
         }

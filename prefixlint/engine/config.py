@@ -35,6 +35,9 @@ class ModelConfig:
     # Hashed-down vocabulary: input id t uses embedding row t % vocab_size, and the model can only
     # emit ids below vocab_size (all ordinary cl100k tokens). Keeps the CPU preset's LM head small.
     fold_input_ids: bool = False
+    # Output tokens when a chat request sets no max_tokens (None: up to max_model_len, as vLLM).
+    # Random-weight presets set it: they never (tiny: can never) sample their end-of-sequence id.
+    default_max_tokens: int | None = None
 
     @property
     def input_vocab_size(self) -> int:
@@ -57,9 +60,25 @@ class ModelConfig:
 # Prompts are always tokenized with cl100k_base, so engine token counts equal the linter's and
 # SDK's. Weights are random (seeded); prefill cost does not depend on their values. The timing
 # presets carry the full cl100k vocabulary so the LM head costs what it really costs.
+RANDOM_PRESET_MAX_TOKENS = 256
 PRESETS: dict[str, ModelConfig] = {
     # CPU tests: about 1.3M parameters, with a hashed-down 8192-row vocabulary (see fold_input_ids).
-    "tiny": ModelConfig("tiny", vocab_size=8192, fold_input_ids=True),
+    "tiny": ModelConfig(
+        "tiny", vocab_size=8192, fold_input_ids=True, default_max_tokens=RANDOM_PRESET_MAX_TOKENS
+    ),
+    # The CPU TTFT benchmark's shape (bench/engine_ttft.py): about 28M parameters, 4 narrow layers
+    # and the full cl100k vocabulary, so a 4k-token prefill takes long enough to time on a laptop CPU
+    # and the LM head costs what it really costs.
+    "cpu-bench": ModelConfig(
+        "cpu-bench",
+        hidden_size=256,
+        intermediate_size=704,
+        num_layers=4,
+        num_heads=8,
+        num_kv_heads=2,
+        head_dim=32,
+        default_max_tokens=RANDOM_PRESET_MAX_TOKENS,
+    ),
     # About 0.45B parameters, Qwen2.5-0.5B-like body.
     "small": ModelConfig(
         "small",
@@ -71,6 +90,7 @@ PRESETS: dict[str, ModelConfig] = {
         head_dim=64,
         rope_theta=1e6,
         rms_norm_eps=1e-6,
+        default_max_tokens=RANDOM_PRESET_MAX_TOKENS,
     ),
     # About 1.2B parameters, Llama-3.2-1B shapes.
     "1b": ModelConfig(
@@ -82,8 +102,40 @@ PRESETS: dict[str, ModelConfig] = {
         num_kv_heads=8,
         head_dim=64,
         rope_theta=500000.0,
+        default_max_tokens=RANDOM_PRESET_MAX_TOKENS,
     ),
 }
+
+
+ROPE_TYPES = ("default", "linear", "llama3")  # the rope types layers/rotary.py implements
+
+
+def rope_settings(cfg: dict, where: Path | str) -> tuple[float, dict | None]:
+    """``(theta, scaling)`` from a ``config.json`` in either layout: ``rope_parameters`` (written by
+    transformers 5.x: ``rope_type``, ``rope_theta`` and the scaling fields in one dict), or the
+    older top-level ``rope_theta`` plus ``rope_scaling``. ``scaling`` is None for plain RoPE, else
+    the scaling fields with ``rope_type`` set. Raises for a rope type that is not implemented."""
+    params = cfg.get("rope_parameters")
+    if isinstance(params, dict):
+        if params and all(isinstance(v, dict) for v in params.values()):
+            raise EngineConfigError(f"{where}: per-layer-type rope_parameters are not supported")
+        scaling = dict(params)
+        theta = scaling.pop("rope_theta", cfg.get("rope_theta", 10000.0))
+    else:
+        theta = cfg.get("rope_theta", 10000.0)
+        scaling = dict(cfg.get("rope_scaling") or {})
+    rope_type = scaling.pop("rope_type", scaling.pop("type", "default"))
+    if rope_type not in ROPE_TYPES:
+        raise EngineConfigError(
+            f"{where}: rope type {rope_type!r} is not implemented (supported: {', '.join(ROPE_TYPES)}); "
+            "its positions would be encoded wrongly"
+        )
+    partial = float(scaling.pop("partial_rotary_factor", cfg.get("partial_rotary_factor", 1.0)))
+    if partial != 1.0:
+        raise EngineConfigError(f"{where}: partial_rotary_factor {partial} is not supported (only 1.0)")
+    if rope_type != "default" and "factor" not in scaling:
+        raise EngineConfigError(f"{where}: rope type {rope_type!r} needs a 'factor'")
+    return float(theta), (None if rope_type == "default" else {"rope_type": rope_type, **scaling})
 
 
 def model_config_from_hf(model_dir: str | Path) -> ModelConfig:
@@ -99,9 +151,7 @@ def model_config_from_hf(model_dir: str | Path) -> ModelConfig:
     heads = cfg["num_attention_heads"]
     eos = cfg.get("eos_token_id")
     eos_ids = tuple(eos) if isinstance(eos, list) else ((eos,) if eos is not None else ())
-    scaling = cfg.get("rope_scaling")
-    if scaling and scaling.get("rope_type", scaling.get("type")) not in ("llama3", "default"):
-        raise EngineConfigError(f"{path}: rope_scaling {scaling!r} is not supported")
+    theta, scaling = rope_settings(cfg, path)
     return ModelConfig(
         name=Path(model_dir).name,
         vocab_size=cfg["vocab_size"],
@@ -111,10 +161,8 @@ def model_config_from_hf(model_dir: str | Path) -> ModelConfig:
         num_heads=heads,
         num_kv_heads=cfg.get("num_key_value_heads", heads),
         head_dim=cfg.get("head_dim") or cfg["hidden_size"] // heads,
-        rope_theta=float(cfg.get("rope_theta", 10000.0)),
-        rope_scaling=scaling
-        if scaling and scaling.get("rope_type", scaling.get("type")) == "llama3"
-        else None,
+        rope_theta=theta,
+        rope_scaling=scaling,
         rms_norm_eps=float(cfg.get("rms_norm_eps", 1e-6)),
         tie_word_embeddings=bool(cfg.get("tie_word_embeddings", False)),
         qkv_bias=mtype == "qwen2",
@@ -144,6 +192,7 @@ class EngineConfig:
     integrity_checks: bool = True
     scrub_on_free: bool = False
     allow_client_salt: bool = False
+    default_max_tokens: int | None = None  # chat output cap without max_tokens (None: the model's)
     seed: int = 0
     gpu_memory_utilization: float = 0.8
     cpu_kv_cache_gib: float = 0.25
@@ -169,6 +218,8 @@ class EngineConfig:
             raise EngineConfigError("max_num_seqs and max_num_batched_tokens must be positive")
         if self.num_blocks is not None and self.num_blocks < 1:
             raise EngineConfigError("num_blocks must be at least 1")
+        if self.default_max_tokens is not None and self.default_max_tokens < 1:
+            raise EngineConfigError("default_max_tokens must be at least 1")
 
     def with_(self, **changes: object) -> EngineConfig:
         """A copy with ``changes`` applied."""

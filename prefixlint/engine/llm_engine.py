@@ -21,7 +21,7 @@ from prefixlint.engine.block_manager import BlockManager
 from prefixlint.engine.config import EngineConfig, EngineConfigError
 from prefixlint.engine.integrity import KVIntegrityError, verify
 from prefixlint.engine.model_runner import ModelRunner
-from prefixlint.engine.sampling import SamplingParams, sample
+from prefixlint.engine.sampling import SamplingParams, TokenLogprob, sample, token_logprob
 from prefixlint.engine.scheduler import Scheduler
 from prefixlint.engine.sequence import Sequence
 from prefixlint.engine.tokenizer import load_tokenizer
@@ -35,7 +35,8 @@ class AdmissionError(ValueError):
 
 @dataclass
 class RequestOutput:
-    """What one request produced. ``logits`` is ``[num_output_tokens, vocab]`` when requested."""
+    """What one request produced. ``logits`` is ``[num_output_tokens, vocab]`` when requested;
+    ``logprobs`` has one entry per output token when ``SamplingParams.logprobs`` is set."""
 
     request_id: int
     token_ids: list[int]
@@ -45,15 +46,18 @@ class RequestOutput:
     finish_reason: str | None  # stop | length | abort | error
     error: str | None = None
     logits: torch.Tensor | None = None
+    logprobs: list[TokenLogprob] | None = None
 
 
 @dataclass
 class StreamDelta:
-    """New tokens of one request since the last delta; ``output`` is set on the final one."""
+    """New tokens of one request since the last delta (with their logprobs when requested);
+    ``output`` is set on the final one."""
 
     token_ids: list[int]
     output: RequestOutput | None = None
     num_cached_tokens: int = 0
+    logprobs: list[TokenLogprob] = field(default_factory=list)
 
 
 @dataclass
@@ -63,6 +67,7 @@ class _Counters:
     prompt_tokens_total: int = 0
     cached_tokens_total: int = 0
     integrity_failures: int = 0
+    integrity_check_seconds: float = 0.0  # time spent in the KV owner-tag checks
     finished: dict[str, int] = field(default_factory=dict)
 
 
@@ -89,6 +94,8 @@ class LLMEngine:
         )
         self.scheduler = Scheduler(config, self.block_manager)
         self.eos_token_ids = set(self.model_config.eos_token_ids or self.tokenizer.eos_token_ids)
+        # Output cap for requests that set none (the server's chat route); None: up to max_model_len.
+        self.default_max_tokens = config.default_max_tokens or self.model_config.default_max_tokens
         self.counters = _Counters()
         self.finish_listeners: list[Callable[[Sequence], None]] = []
         # Test-only: called with (seq, block_manager) for every scheduled sequence before checks.
@@ -194,7 +201,11 @@ class LLMEngine:
                         n = len(seq) - seq.num_computed_tokens
                 try:
                     if self.config.integrity_checks:
-                        verify(seq, self.block_manager, n)
+                        t0 = time.perf_counter()
+                        try:
+                            verify(seq, self.block_manager, n)
+                        finally:
+                            self.counters.integrity_check_seconds += time.perf_counter() - t0
                     runnable.append((seq, n))
                 except KVIntegrityError as exc:
                     self.counters.integrity_failures += 1
@@ -247,6 +258,8 @@ class LLMEngine:
             token = sample(row, seq.params, seq.generator)
             if seq.params.return_logits:
                 seq.logits.append(row)
+            if seq.params.logprobs is not None:
+                seq.logprobs.append(token_logprob(row, token, seq.params.logprobs))
             seq.token_ids.append(token)
             out[seq.seq_id] = [token]
             if seq.first_token_time is None:
@@ -291,6 +304,7 @@ class LLMEngine:
             seq.finish_reason,
             seq.error,
             None if failed else logits,
+            None if failed or seq.params.logprobs is None else list(seq.logprobs),
         )
 
     def generate(
@@ -384,18 +398,19 @@ class LLMEngine:
         q: asyncio.Queue = asyncio.Queue()
 
         def on_update(seq: Sequence, new: list[int]) -> None:
+            lps = seq.logprobs[len(seq.logprobs) - len(new) :] if new and seq.logprobs else []
             if not loop.is_closed():
-                loop.call_soon_threadsafe(q.put_nowait, (list(new), seq.is_finished))
+                loop.call_soon_threadsafe(q.put_nowait, (list(new), lps, seq.is_finished))
 
         seq = self.add_request(prompt, params, salt, cacheable_tokens, on_update)
         finished = False
         try:
             while not finished:
-                new, finished = await q.get()
+                new, lps, finished = await q.get()
                 if finished:
-                    yield StreamDelta(new, self.output(seq), seq.num_cached_tokens)
+                    yield StreamDelta(new, self.output(seq), seq.num_cached_tokens, lps)
                 elif new:
-                    yield StreamDelta(new, None, seq.num_cached_tokens)
+                    yield StreamDelta(new, None, seq.num_cached_tokens, lps)
         finally:
             if not finished:
                 self._callbacks.pop(seq.seq_id, None)
@@ -403,15 +418,17 @@ class LLMEngine:
 
     # -- introspection -------------------------------------------------------------------------
 
-    def stats(self) -> dict[str, int]:
+    def stats(self) -> dict[str, float]:
         """Counters: prefix-cache ``hits``/``misses`` (in blocks), ``cached_tokens_total``,
-        pool occupancy, ``evictions``, ``integrity_failures`` and request counts."""
+        pool occupancy, ``evictions``, ``integrity_failures``, ``integrity_check_seconds`` and
+        request counts."""
         c = self.counters
         return {
             **self.block_manager.stats(),
             "cached_tokens_total": c.cached_tokens_total,
             "prompt_tokens_total": c.prompt_tokens_total,
             "integrity_failures": c.integrity_failures,
+            "integrity_check_seconds": c.integrity_check_seconds,
             "requests": c.requests,
             "rejected": c.rejected,
             "preemptions": self.scheduler.num_preemptions,

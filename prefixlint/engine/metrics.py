@@ -19,12 +19,15 @@ _COUNTERS = {
     "prompt_tokens_total": ("prompt_tokens", "Prompt tokens of admitted requests"),
     "evictions": ("block_evictions", "Cached blocks evicted to make room"),
     "integrity_failures": ("kv_integrity_failures", "Requests failed by a KV owner-tag check"),
+    "integrity_check_seconds": ("kv_integrity_check_seconds", "Time spent in the KV owner-tag checks"),
     "requests": ("requests", "Requests accepted"),
     "rejected": ("requests_rejected", "Requests rejected at admission"),
     "preemptions": ("preemptions", "Sequences preempted for lack of blocks"),
 }
 _GAUGES = {
     "blocks_total": ("kv_blocks_total", "KV blocks in the pool"),
+    "block_size": ("kv_block_size", "Tokens per KV block"),
+    "pool_tokens": ("kv_pool_tokens", "Tokens the KV pool holds (blocks x block size)"),
     "blocks_free": ("kv_blocks_free", "KV blocks not referenced by any request (cached or empty)"),
     "blocks_cached": ("kv_blocks_cached", "KV blocks holding reusable prefix-cache content"),
     "running": ("requests_running", "Requests holding KV blocks"),
@@ -44,6 +47,23 @@ class _EngineCollector(Collector):
             yield CounterMetricFamily(f"prefixlint_engine_{name}", doc, value=stats[key])
         for key, (name, doc) in _GAUGES.items():
             yield GaugeMetricFamily(f"prefixlint_engine_{name}", doc, value=stats[key])
+        yield self._cache_config()
+
+    def _cache_config(self) -> Metric:
+        """The pool's settings as labels on a constant 1, as vLLM's ``cache_config_info``."""
+        cfg, bm = self.engine.config, self.engine.block_manager
+        labels = {
+            "block_size": str(bm.block_size),
+            "num_blocks": str(bm.num_blocks),
+            "pool_tokens": str(bm.num_blocks * bm.block_size),
+            "max_model_len": str(cfg.max_model_len),
+            "enable_prefix_caching": str(cfg.enable_prefix_caching),
+        }
+        info = GaugeMetricFamily(
+            "prefixlint_engine_cache_config_info", "KV cache settings (labels)", labels=list(labels)
+        )
+        info.add_metric(list(labels.values()), 1.0)
+        return info
 
 
 class EngineMetrics:

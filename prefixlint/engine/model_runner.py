@@ -2,18 +2,44 @@
 
 from __future__ import annotations
 
+import logging
+
 import torch
 
-from prefixlint.engine.config import EngineConfig, ModelConfig
-from prefixlint.engine.layers.attention import PagedBatch, SeqSlice
+from prefixlint.engine.config import EngineConfig, EngineConfigError, ModelConfig
+from prefixlint.engine.layers.attention import FLASH_ATTN_MISSING, PagedBatch, SeqSlice, attention_backend
 from prefixlint.engine.models.llama import build_model
 from prefixlint.engine.sequence import Sequence
 
+log = logging.getLogger("prefixlint.engine")
+
 
 def resolve_device(name: str) -> torch.device:
+    """``auto`` (CUDA when available), ``cpu`` or ``cuda[:N]``; a device this torch build cannot
+    use is a configuration error, not a crash later."""
     if name == "auto":
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    return torch.device(name)
+    try:
+        device = torch.device(name)
+    except RuntimeError as exc:
+        raise EngineConfigError(f"unknown device {name!r}: choose auto, cpu or cuda[:N]") from exc
+    if device.type == "cpu":
+        return device
+    if device.type != "cuda":
+        raise EngineConfigError(f"device {name!r} is not supported: choose auto, cpu or cuda[:N]")
+    if torch.version.cuda is None:
+        raise EngineConfigError(
+            f"--device {name}: this torch build ({torch.__version__}) has no CUDA support; "
+            "install a CUDA build of torch, or use --device cpu"
+        )
+    count = torch.cuda.device_count() if torch.cuda.is_available() else 0
+    if count == 0:
+        raise EngineConfigError(f"--device {name}: no CUDA device is visible to this process")
+    if device.index is not None and device.index >= count:
+        raise EngineConfigError(
+            f"--device {name}: only {count} CUDA device(s) are visible (cuda:0..{count - 1})"
+        )
+    return device
 
 
 def resolve_dtype(name: str, device: torch.device) -> torch.dtype:
@@ -28,7 +54,7 @@ def resolve_dtype(name: str, device: torch.device) -> torch.dtype:
         "fp16": torch.float16,
     }
     if name not in table:
-        raise ValueError(f"unknown dtype {name!r}")
+        raise EngineConfigError(f"unknown dtype {name!r}: choose auto, float32, bfloat16 or float16")
     return table[name]
 
 
@@ -41,6 +67,13 @@ class ModelRunner:
         self.device = resolve_device(config.device)
         self.dtype = resolve_dtype(config.dtype, self.device)
         self.block_size = config.block_size
+        self.attention = attention_backend(self.device, self.dtype)
+        if self.device.type == "cuda" and FLASH_ATTN_MISSING:
+            log.info(
+                "flash-attn is not available (%s); attention uses PyTorch SDPA. For the flash-attn path: "
+                "pip install 'prefixlint[flash-attn]'",
+                FLASH_ATTN_MISSING,
+            )
         self.model = build_model(model_config, self.device, self.dtype, config.seed, config.model_dir)
         self.num_blocks = config.num_blocks or self._blocks_from_memory()
         shape = (self.num_blocks, self.block_size, model_config.num_kv_heads, model_config.head_dim)

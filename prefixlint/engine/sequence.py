@@ -6,7 +6,7 @@ import itertools
 import time
 from enum import Enum, auto
 
-from prefixlint.engine.sampling import SamplingParams
+from prefixlint.engine.sampling import SamplingParams, TokenLogprob
 
 _ids = itertools.count()
 
@@ -53,6 +53,7 @@ class Sequence:
         self.finish_reason: str | None = None  # stop | length | abort | error
         self.error: str | None = None
         self.logits: list = []
+        self.logprobs: list[TokenLogprob] = []  # one per output token when params.logprobs is set
         self.generator = None
 
     def __len__(self) -> int:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+from datetime import datetime
 from pathlib import Path
 
 from prefixlint.engine.config import CL100K_EOS, EngineConfigError
@@ -23,6 +24,10 @@ class EngineTokenizer:
 
     def decode(self, ids: list[int]) -> str:
         raise NotImplementedError
+
+    def token_bytes(self, token_id: int) -> bytes:
+        """The bytes of one token (a token can end inside a multi-byte character)."""
+        return self.decode([token_id]).encode()
 
     def render_chat(self, messages: list[dict[str, str]]) -> str:
         """A plain ChatML-style transcript ending with an open assistant turn."""
@@ -60,25 +65,76 @@ class TiktokenTokenizer(EngineTokenizer):
     def decode_bytes(self, ids: list[int]) -> bytes:
         return self._enc.decode_bytes(list(ids))  # type: ignore[attr-defined]
 
+    def token_bytes(self, token_id: int) -> bytes:
+        return self.decode_bytes([token_id])
+
+
+class ChatTemplateError(ValueError):
+    """A chat template refused the conversation (``client=True``: the request's fault, a 400) or
+    failed, including by trying something the sandbox forbids (the server's fault, a 500)."""
+
+    def __init__(self, message: str, client: bool) -> None:
+        super().__init__(message)
+        self.client = client
+
+
+def _raise_exception(message: str) -> None:
+    """``raise_exception(...)`` as Hugging Face chat templates call it."""
+    from jinja2.exceptions import TemplateError
+
+    raise TemplateError(message)
+
+
+def compile_chat_template(source: str, where: str):  # -> jinja2.Template
+    """Compile a model directory's chat template in a sandbox, as ``transformers`` does:
+    ``ImmutableSandboxedEnvironment`` refuses attribute access to internals (``__class__``,
+    ``__globals__`` ...) and mutation of arguments, so an untrusted template cannot run code.
+    A template that does not parse is a configuration error."""
+    import jinja2
+    from jinja2.ext import loopcontrols
+    from jinja2.sandbox import ImmutableSandboxedEnvironment
+
+    env = ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True, extensions=[loopcontrols])
+    env.globals["raise_exception"] = _raise_exception
+    env.globals["strftime_now"] = lambda fmt: datetime.now().strftime(fmt)  # as transformers provides
+    try:
+        return env.from_string(source)
+    except jinja2.TemplateSyntaxError as exc:
+        raise EngineConfigError(f"{where}: the chat template does not parse: {exc}") from exc
+
 
 class HFTokenizer(EngineTokenizer):
-    """A model directory's ``tokenizer.json`` through the ``tokenizers`` package."""
+    """A model directory's ``tokenizer.json`` through the ``tokenizers`` package, and its chat
+    template from ``tokenizer_config.json`` (rendered in a sandbox)."""
 
     def __init__(self, model_dir: str | Path, eos_token_ids: tuple[int, ...]) -> None:
         try:
             from tokenizers import Tokenizer
         except ImportError as exc:
             raise EngineConfigError(
-                f"{model_dir} has tokenizer.json; install the 'tokenizers' package to use it"
+                f"{model_dir} has tokenizer.json, which needs the 'tokenizers' package: "
+                "pip install 'prefixlint[engine]'"
             ) from exc
         self._tok = Tokenizer.from_file(str(Path(model_dir) / "tokenizer.json"))
         self.name = f"{Path(model_dir).name} tokenizer.json"
         self.eos_token_ids = eos_token_ids
         self.invalid_token_ids = []
         self._template = None
-        cfg = Path(model_dir) / "tokenizer_config.json"
-        if cfg.is_file():
-            self._template = json.loads(cfg.read_text()).get("chat_template")
+        self._special: dict[str, str] = {}
+        cfg_path = Path(model_dir) / "tokenizer_config.json"
+        if cfg_path.is_file():
+            try:
+                cfg = json.loads(cfg_path.read_text())
+            except ValueError as exc:
+                raise EngineConfigError(f"{cfg_path}: not valid JSON: {exc}") from exc
+            source = cfg.get("chat_template")
+            if isinstance(source, str):
+                self._template = compile_chat_template(source, str(cfg_path))
+            for name in ("bos_token", "eos_token", "pad_token", "unk_token"):
+                value = cfg.get(name)
+                value = value.get("content") if isinstance(value, dict) else value
+                if isinstance(value, str):
+                    self._special[name] = value
 
     def encode(self, text: str) -> list[int]:
         return self._tok.encode(text, add_special_tokens=False).ids
@@ -87,15 +143,23 @@ class HFTokenizer(EngineTokenizer):
         return self._tok.decode(list(ids), skip_special_tokens=True)
 
     def render_chat(self, messages: list[dict[str, str]]) -> str:
-        if isinstance(self._template, str):
-            try:
-                import jinja2
+        """The model's own chat template (sandboxed); ChatML when the directory has none."""
+        if self._template is None:
+            return super().render_chat(messages)
+        from jinja2.exceptions import SecurityError, TemplateError
 
-                env = jinja2.Environment(autoescape=False)
-                return env.from_string(self._template).render(messages=messages, add_generation_prompt=True)
-            except Exception as exc:
-                log.warning("chat template of %s failed (%s); using ChatML", self.name, exc)
-        return super().render_chat(messages)
+        try:
+            return self._template.render(messages=messages, add_generation_prompt=True, **self._special)
+        except SecurityError as exc:
+            log.error("chat template of %s tried an unsafe operation: %s", self.name, exc)
+            raise ChatTemplateError(
+                f"the chat template of {self.name} tried an unsafe operation and was stopped ({exc})",
+                client=False,
+            ) from exc
+        except TemplateError as exc:  # raise_exception(...) in the template: the conversation's fault
+            raise ChatTemplateError(f"the chat template refused these messages: {exc}", client=True) from exc
+        except Exception as exc:
+            raise ChatTemplateError(f"the chat template of {self.name} failed: {exc}", client=False) from exc
 
 
 def load_tokenizer(model_dir: str | None, eos_token_ids: tuple[int, ...]) -> EngineTokenizer:

@@ -7,20 +7,26 @@ the file the user must change. Nothing here writes files or prints.
 
 from __future__ import annotations
 
-import fnmatch
+import logging
+import os
+import sys
 import traceback
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from prefixlint.lint.config import fingerprint
 from prefixlint.lint.suppressions import FileSuppressions, parse_suppressions
 from prefixlint.model.findings import Finding, Severity, error_finding
+from prefixlint.model.globs import glob_match
 from prefixlint.model.layout import count_layout_tokens
 from prefixlint.model.settings import Settings
 from prefixlint.model.source_text import PYTHON_SUFFIXES, read_source
 from prefixlint.rules.selection import is_selected
 
 ERROR_CODES = ("PFX001", "PFX002")
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -34,6 +40,7 @@ class FileResult:
     internal_error: str | None = None
     skipped: bool = False
     cached: bool = False
+    crashed: bool = False  # a crash or a discovery error: reported, never cached
 
     def to_dict(self) -> dict[str, Any]:
         from prefixlint.lint.result_cache import finding_to_dict
@@ -69,70 +76,78 @@ def template_style(path: str, settings: Settings) -> str | None:
 
 
 def _fallback_template_style(path: str, settings: Settings) -> str | None:
-    p = Path(path)
-    if any(p.match(g) for g in settings.template_globs):
-        return "jinja"
-    if any(p.match(g) for g in settings.plain_prompt_globs):
+    if glob_match(settings.plain_prompt_globs, path, settings.root):
         return "plain"
+    if glob_match(settings.template_globs, path, settings.root):
+        return "jinja"
     return None
 
 
-def file_kind(path: str, settings: Settings) -> str | None:
-    """``python``, ``template`` (a template or plain prompt file), or None when prefixlint skips it.
+def file_kind(path: str, settings: Settings, named: bool = False) -> str | None:
+    """``python``, ``template`` (a template or plain prompt file), ``payload`` (a request payload
+    file), or None when prefixlint skips it. ``named``: the file was given on the command line.
 
-    Only the file name is checked against the last part of each glob, so discovery never imports
-    the template analyzer; :func:`check_source` resolves the exact style when it analyses the file.
+    Globs are matched as :mod:`prefixlint.model.globs` says, without importing the template analyzer;
+    :func:`check_source` resolves the exact style when it analyses the file. A JSON file is a
+    payload when a ``payload-globs`` glob names it or its first keys show a request.
     """
     if path.endswith(PYTHON_SUFFIXES):
         return "python"
-    name = path.rsplit("/", 1)[-1]
-    for glob in (*settings.template_globs, *settings.plain_prompt_globs):
-        if fnmatch.fnmatchcase(name, glob.rsplit("/", 1)[-1]):
-            return "template"
-    return None
+    if glob_match((*settings.template_globs, *settings.plain_prompt_globs), path, settings.root):
+        return "template"
+    from prefixlint.lint.payload_files import payload_kind
+
+    return payload_kind(path, settings, named)
 
 
 def path_ignores(path: str, settings: Settings) -> list[str]:
-    """Codes from ``per-file-ignores`` whose glob matches ``path`` (relative to the config's directory)."""
+    """Codes from ``per-file-ignores`` whose glob matches ``path`` (see :mod:`prefixlint.model.globs`)."""
     if not settings.per_file_ignores:
         return []
-    import pathspec
-
-    rel = _relative(path, settings)
-    name = Path(path).name
+    full = os.path.abspath(path)
     codes: list[str] = []
     for glob, glob_codes in settings.per_file_ignores.items():
-        spec = pathspec.GitIgnoreSpec.from_lines([glob])
-        if spec.match_file(rel) or spec.match_file(name):
+        if glob_match((glob,), full, settings.root):
             codes.extend(c.upper() for c in glob_codes)
     return codes
 
 
-def _relative(path: str, settings: Settings) -> str:
-    p = Path(path).resolve()
-    if settings.root:
-        try:
-            return p.relative_to(settings.root).as_posix()
-        except ValueError:
-            pass
-    return p.as_posix()
-
-
-_PROJECTS: dict[tuple[str, str], Any] = {}
+# Project indexes (other modules of a project, parsed on demand), by (root, settings fingerprint).
+# A run starts with none (:func:`forget_projects`), and at most ``MAX_PROJECTS`` are kept, least
+# recently used first out: a long-lived process (an editor, a test session) does not grow with them.
+_PROJECTS: OrderedDict[tuple[str, str], Any] = OrderedDict()
+MAX_PROJECTS = 4
 
 
 def project_for(settings: Settings) -> Any:
-    """The analyzer's ProjectContext for the settings' root, built once per process."""
+    """The analyzer's ProjectContext for the settings' root, built once per run."""
     from prefixlint.analysis.python import ProjectContext
 
-    key = (settings.root or ".", settings.fingerprint())
-    if key not in _PROJECTS:
-        _PROJECTS[key] = ProjectContext(Path(settings.root or "."), settings)
-    return _PROJECTS[key]
+    key = (settings.root or ".", fingerprint(settings))
+    hit = _PROJECTS.get(key)
+    if hit is None:
+        hit = _PROJECTS[key] = ProjectContext(Path(settings.root or "."), settings)
+        while len(_PROJECTS) > MAX_PROJECTS:
+            _PROJECTS.popitem(last=False)
+    else:
+        _PROJECTS.move_to_end(key)
+    return hit
+
+
+def forget_projects() -> None:
+    """Drop the project indexes and the analyzer's per-node memo: the next run reads files afresh."""
+    _PROJECTS.clear()
+    collect = sys.modules.get("prefixlint.analysis.python.collect")
+    if collect is not None:
+        collect.evaluated.cache_clear()
 
 
 def analyze(path: str, text: str, kind: str, settings: Settings) -> Any:
     """Dispatch to the analyzer for ``kind``; returns a FileAnalysis."""
+    if kind == "payload":
+        from prefixlint.analysis.payloads.analyze import analyze_payload_file
+
+        return analyze_payload_file(path, text, settings)
     if kind == "python":
         from prefixlint.analysis.python import analyze_python
 
@@ -142,13 +157,18 @@ def analyze(path: str, text: str, kind: str, settings: Settings) -> Any:
     return analyze_template_file(path, text, settings, Path(settings.root or "."))
 
 
-def check_source(path: str, text: str | None, settings: Settings, kind: str | None = None) -> FileResult:
-    """Findings for one file (``text`` None: read it from disk). Never raises for bad input."""
+def check_source(
+    path: str, text: str | None, settings: Settings, kind: str | None = None, analysis: Any = None
+) -> FileResult:
+    """Findings for one file (``text`` None: read it from disk). Never raises for bad input.
+
+    ``analysis`` is one already made (the payload files of a directory are analysed together).
+    """
     from prefixlint.rules.base import RuleContext, iter_selected
 
     kind = kind or file_kind(path, settings) or "python"
     result = FileResult(path=path)
-    if kind != "python":
+    if kind not in ("python", "payload"):
         style = template_style(path, settings)
         if style is None:  # the name matched a glob's last part, but not the whole glob
             result.skipped = True
@@ -160,11 +180,14 @@ def check_source(path: str, text: str | None, settings: Settings, kind: str | No
             result.findings.append(err)
             return _filter_selected(result, settings)
     assert text is not None
-    result.suppressions = parse_suppressions(path, text, "python" if kind == "python" else "template")
-    if kind != "python":
+    if kind == "payload":  # JSON has no comments: per-file-ignores are the way to silence a code
+        result.suppressions = FileSuppressions(path=path)
+    else:
+        result.suppressions = parse_suppressions(path, text, "python" if kind == "python" else "template")
+    if kind not in ("python", "payload"):
         _merge_template_suppressions(result.suppressions, text, kind)
     try:
-        analysis = analyze(path, text, kind, settings)
+        analysis = analysis or analyze(path, text, kind, settings)
     except Exception as exc:
         result.internal_error = f"{type(exc).__name__}: {exc}\n{traceback.format_exc(limit=6)}"
         result.findings.append(
@@ -186,7 +209,7 @@ def check_source(path: str, text: str | None, settings: Settings, kind: str | No
     ctx = RuleContext(settings=settings, path=path, source=text)
     try:
         for layout in analysis.layouts:
-            counted = count_layout_tokens(layout)
+            counted = layout if layout.samples else count_layout_tokens(layout)  # payloads come counted
             for rule in rules:
                 result.findings.extend(rule.check(counted, ctx))
     except Exception as exc:
@@ -209,7 +232,8 @@ def _merge_template_suppressions(table: FileSuppressions, text: str, style: str)
     known = {d.line for d in table.directives}
     try:
         extra = template_suppressions(text, style)
-    except Exception:
+    except Exception as exc:  # the comments read by the line scan above still apply
+        log.debug("template suppressions of %s not read by the analyzer: %r", table.path, exc)
         return
     for line, codes in extra.items():
         if line not in known:

@@ -8,7 +8,10 @@ command turns into a clear message and exit code 2.
 
 from __future__ import annotations
 
+import re
 import sys
+from collections import OrderedDict
+from collections.abc import Callable
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -67,21 +70,46 @@ def load_settings_file(path: Path) -> Settings:
     return settings
 
 
-def find_config_file(start: Path) -> Path | None:
+_TABLE_HEADER = re.compile(r"^[ \t]*\[\[?[ \t]*tool[ \t]*\.[ \t]*[\"']?prefixlint\b", re.MULTILINE)
+_PASSED_OVER = "not used as a config (no [tool.prefixlint] table); files under it use the nearest valid one"
+_DOTTED_KEY = re.compile(r"^[ \t]*tool[ \t]*\.[ \t]*prefixlint\b", re.MULTILINE)
+
+
+def _pyproject_is_config(path: Path, warn: Callable[[str], None] | None = None) -> bool:
+    """True when ``pyproject.toml`` at ``path`` holds a ``[tool.prefixlint]`` table.
+
+    A file that is not valid TOML is the run's config (a :class:`ConfigError`) only when its text
+    has a ``[tool.prefixlint...]`` header or a ``tool.prefixlint`` key; otherwise it is some other
+    project's file (a cookiecutter template, a test fixture): ``warn`` is told, and it is passed over
+    so that the files under it use the nearest valid config.
+    """
+    try:
+        text = path.read_text("utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        if warn is not None:
+            warn(f"{path}: cannot read ({exc}); {_PASSED_OVER}")
+        return False
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        if _TABLE_HEADER.search(text) or _DOTTED_KEY.search(text):
+            raise ConfigError(path, f"invalid TOML: {exc}") from exc
+        if warn is not None:
+            warn(f"{path}: invalid TOML ({exc}); {_PASSED_OVER}")
+        return False
+    tool = data.get("tool", {})
+    return isinstance(tool, dict) and "prefixlint" in tool
+
+
+def find_config_file(start: Path, warn: Callable[[str], None] | None = None) -> Path | None:
     """The nearest config file at or above ``start`` (a file or directory)."""
     here = start.resolve()
     if here.is_file() or not here.exists():
         here = here.parent
     for directory in (here, *here.parents):
-        for name in CONFIG_FILES:
-            candidate = directory / name
-            if candidate.is_file():
-                return candidate
-        pyproject = directory / "pyproject.toml"
-        if pyproject.is_file():
-            data = _read_toml(pyproject)
-            if "prefixlint" in data.get("tool", {}):
-                return pyproject
+        found = config_file_in(directory, warn)
+        if found is not None:
+            return found
     return None
 
 
@@ -105,14 +133,14 @@ def load_settings_cached(path: Path) -> Settings:
     return _settings_for_config(str(path.resolve()), path.stat().st_mtime)
 
 
-def config_file_in(directory: Path) -> Path | None:
+def config_file_in(directory: Path, warn: Callable[[str], None] | None = None) -> Path | None:
     """The config file that sits directly in ``directory``, if any (no walking up)."""
     for name in CONFIG_FILES:
         candidate = directory / name
         if candidate.is_file():
             return candidate
     pyproject = directory / "pyproject.toml"
-    if pyproject.is_file() and "prefixlint" in _read_toml(pyproject).get("tool", {}):
+    if pyproject.is_file() and _pyproject_is_config(pyproject, warn):
         return pyproject
     return None
 
@@ -147,6 +175,7 @@ class SettingsResolver:
     def __init__(self, config_file: Path | None = None, overrides: dict[str, Any] | None = None) -> None:
         self.config_file = config_file
         self.overrides = overrides or {}
+        self.warnings: list[str] = []  # config files passed over (see ``_pyproject_is_config``)
         self._by_dir: dict[Path, Settings] = {}
         self._fixed: Settings | None = None
         if config_file is not None:
@@ -164,7 +193,7 @@ class SettingsResolver:
         hit = self._by_dir.get(directory)
         if hit is not None:
             return hit
-        found = config_file_in(directory)
+        found = config_file_in(directory, self.warnings.append)
         if found is not None:
             settings = apply_overrides(load_settings_cached(found), self.overrides)
         elif directory.parent == directory:
@@ -177,7 +206,10 @@ class SettingsResolver:
         return settings
 
 
-_FINGERPRINTS: dict[int, tuple[Settings, str]] = {}
+# Settings are not hashable (pydantic models), so this memo is keyed by id() and holds the object
+# (an id is only unique while its object lives); least recently used entries go first.
+_FINGERPRINTS: OrderedDict[int, tuple[Settings, str]] = OrderedDict()
+_MAX_FINGERPRINTS = 64
 
 
 def fingerprint(settings: Settings) -> str:
@@ -185,4 +217,8 @@ def fingerprint(settings: Settings) -> str:
     hit = _FINGERPRINTS.get(id(settings))
     if hit is None or hit[0] is not settings:
         hit = _FINGERPRINTS[id(settings)] = (settings, settings.fingerprint())
+        while len(_FINGERPRINTS) > _MAX_FINGERPRINTS:
+            _FINGERPRINTS.popitem(last=False)
+    else:
+        _FINGERPRINTS.move_to_end(id(settings))
     return hit[1]

@@ -10,6 +10,7 @@ from typing import Any
 
 from prefixlint.lint.checker import file_kind
 from prefixlint.lint.config import SettingsResolver
+from prefixlint.model.globs import compile_globs
 from prefixlint.model.settings import Settings
 
 DEFAULT_EXCLUDE = (
@@ -50,15 +51,21 @@ class UsageError(Exception):
 
 @dataclass(frozen=True)
 class Target:
-    """A file to lint, with its settings and kind (``python`` or a template style)."""
+    """A file to lint, with its settings and kind (``python`` or a template style).
+
+    ``error`` is set for a path that discovery could not read (a folder without permission): it is
+    reported as a PFX001 finding on that path instead of being skipped.
+    """
 
     path: str
     kind: str
     settings: Settings
+    error: str | None = None
 
 
 class _Ignore:
-    """Exclude globs of one settings root plus ``.gitignore`` files met while walking.
+    """Exclude globs of one settings root (the config's glob dialect, :mod:`prefixlint.model.globs`)
+    plus ``.gitignore`` files met while walking.
 
     ``pathspec`` is imported on first use: a tree without excludes or ``.gitignore`` never needs it.
     """
@@ -70,24 +77,20 @@ class _Ignore:
         return pathspec
 
     def __init__(self) -> None:
-        self._excludes: dict[str, Any] = {}
         self._gitignores: dict[Path, Any] = {}
 
     def exclude_spec(self, settings: Settings) -> Any:
-        key = settings.root or ""
-        if key not in self._excludes:
-            lines = [*DEFAULT_EXCLUDE, *settings.exclude, *settings.extend_exclude]
-            self._excludes[key] = self._pathspec.GitIgnoreSpec.from_lines(lines)
-        return self._excludes[key]
+        """A matcher for the built-in excludes plus the user's (the config's glob dialect)."""
+        return compile_globs((*DEFAULT_EXCLUDE, *settings.exclude, *settings.extend_exclude))
 
     def excluded(self, path: Path, settings: Settings, is_dir: bool) -> bool:
-        spec = self.exclude_spec(settings)
+        match = self.exclude_spec(settings)
         root = Path(settings.root) if settings.root else None
         rel = _rel(path, root)
         suffix = "/" if is_dir else ""
-        if rel is not None and spec.match_file(rel + suffix):
-            return True
-        return bool(spec.match_file(path.name + suffix))
+        if rel is not None:
+            return bool(match(rel + suffix))
+        return bool(match(path.name + suffix))
 
     def gitignored(self, path: Path, is_dir: bool) -> bool:
         suffix = "/" if is_dir else ""
@@ -102,14 +105,9 @@ class _Ignore:
         return False
 
     def user_spec(self, settings: Settings) -> Any:
-        """The spec of the user's ``exclude``/``extend-exclude`` globs, or None when there are none."""
-        globs = [*settings.exclude, *settings.extend_exclude]
-        if not globs:
-            return None
-        key = "user:" + "\0".join(globs)
-        if key not in self._excludes:
-            self._excludes[key] = self._pathspec.GitIgnoreSpec.from_lines(globs)
-        return self._excludes[key]
+        """A matcher for the user's ``exclude``/``extend-exclude`` globs, or None when there are none."""
+        globs = (*settings.exclude, *settings.extend_exclude)
+        return compile_globs(globs) if globs else None
 
     def own_spec(self, directory: str) -> list[tuple[str, Any]]:
         """``[(directory, spec)]`` when ``directory`` has a ``.gitignore``."""
@@ -155,23 +153,29 @@ def _rel(path: Path, root: Path | None) -> str | None:
 DEFAULT_DIR_NAMES = frozenset(d for d in DEFAULT_EXCLUDE if "*" not in d)
 
 
-def discover(paths: Sequence[Path], resolver: SettingsResolver, force_exclude: bool = False) -> list[Target]:
-    """Files to lint under ``paths``: Python files and templates, minus excludes and ``.gitignore``.
+def discover(
+    paths: Sequence[Path],
+    resolver: SettingsResolver,
+    force_exclude: bool = False,
+    unread: list[str] | None = None,
+) -> list[Target]:
+    """Files to lint under ``paths``: Python files, templates and request payloads, minus excludes
+    and ``.gitignore``.
 
     A file named explicitly is linted even when excluded, unless ``force_exclude`` (pre-commit passes
-    every staged file). Explicit files of a kind prefixlint does not lint are skipped silently. The
-    walk works on strings and checks ``.gitignore`` specs per directory: it must stay cheap for a
-    warm run over thousands of files.
+    every staged file). An explicit file that no analyzer reads is appended to ``unread`` (the
+    command reports it). The walk works on strings and checks ``.gitignore`` specs per directory: it
+    must stay cheap for a warm run over thousands of files.
     """
     ignore = _Ignore()
     out: list[Target] = []
     seen: set[str] = set()
 
-    def add(path: str, settings: Settings, kind: str | None) -> None:
+    def add(path: str, settings: Settings, kind: str | None, error: str | None = None) -> None:
         if kind is None or path in seen:
             return
         seen.add(path)
-        out.append(Target(path, kind, settings))
+        out.append(Target(path, kind, settings, error))
 
     for given in paths:
         path = Path(os.path.abspath(given))
@@ -184,7 +188,10 @@ def discover(paths: Sequence[Path], resolver: SettingsResolver, force_exclude: b
                 or (settings.respect_gitignore and ignore.gitignored(path, False))
             ):
                 continue
-            add(str(path), settings, file_kind(str(path), settings))
+            kind = file_kind(str(path), settings, named=True)
+            if kind is None and unread is not None:
+                unread.append(str(given))
+            add(str(path), settings, kind)
             continue
         _walk(str(path), resolver, ignore, add)
     return out
@@ -193,7 +200,14 @@ def discover(paths: Sequence[Path], resolver: SettingsResolver, force_exclude: b
 def _walk(top: str, resolver: SettingsResolver, ignore: _Ignore, add: Callable[..., None]) -> None:
     start = ignore.ancestor_specs(Path(top)) + ignore.own_spec(top)
     specs_of: dict[str, list[tuple[str, Any]]] = {top: start}
-    for dirpath, dirnames, filenames in os.walk(top):
+
+    def unreadable(exc: OSError) -> None:
+        # A folder that cannot be listed is reported (PFX001 on the folder), never skipped silently.
+        where = exc.filename or top
+        reason = exc.strerror or str(exc)
+        add(where, resolver.for_path(Path(where)), "folder", f"Cannot read directory: {reason}")
+
+    for dirpath, dirnames, filenames in os.walk(top, onerror=unreadable):
         specs = specs_of.pop(dirpath, [])
         settings = resolver.for_path(Path(dirpath))
         user = ignore.user_spec(settings)
@@ -223,11 +237,11 @@ def _walk(top: str, resolver: SettingsResolver, ignore: _Ignore, add: Callable[.
             add(full, settings, kind)
 
 
-def _user_excluded(spec: Any, full: str, root: str, is_dir: bool) -> bool:
+def _user_excluded(match: Any, full: str, root: str, is_dir: bool) -> bool:
     suffix = "/" if is_dir else ""
-    if root and full.startswith(root + "/") and spec.match_file(full[len(root) + 1 :] + suffix):
-        return True
-    return bool(spec.match_file(full.rsplit("/", 1)[-1] + suffix))
+    if root and full.startswith(root + "/"):  # below the config's folder: relative to it
+        return bool(match(full[len(root) + 1 :] + suffix))
+    return bool(match(full.rsplit("/", 1)[-1] + suffix))  # elsewhere: by name
 
 
 def _git_match(specs: list[tuple[str, Any]], full: str, is_dir: bool) -> bool:

@@ -18,7 +18,7 @@ from pathlib import Path
 from prefixlint.model.edits import Applicability, Edit, apply_edits
 from prefixlint.model.findings import Finding
 from prefixlint.model.settings import Settings
-from prefixlint.model.source_text import write_source
+from prefixlint.model.source_text import split_lines, write_source
 
 MAX_ROUNDS = 4
 
@@ -42,17 +42,17 @@ class FixOutcome:
         shown = Path(os.path.relpath(self.path)).as_posix() if os.path.isabs(self.path) else self.path
         if shown.startswith("../"):
             shown = self.path
-        lines = list(
-            difflib.unified_diff(
-                self.original.splitlines(keepends=True),
-                self.fixed.splitlines(keepends=True),
-                fromfile=f"a/{shown}".replace("//", "/"),
-                tofile=f"b/{shown}".replace("//", "/"),
-            )
-        )
-        if lines and not lines[-1].endswith("\n"):
-            lines[-1] += "\n\\ No newline at end of file\n"
-        return "".join(lines)
+        out: list[str] = []
+        for line in difflib.unified_diff(
+            split_lines(self.original, keepends=True),
+            split_lines(self.fixed, keepends=True),
+            fromfile=f"a/{shown}".replace("//", "/"),
+            tofile=f"b/{shown}".replace("//", "/"),
+        ):
+            out.append(line)
+            if not line.endswith("\n"):  # the last line of either side: marked where it stands
+                out.append("\n\\ No newline at end of file\n")
+        return "".join(out)
 
 
 def fix_target(f: Finding) -> str | None:
@@ -92,8 +92,10 @@ def verify_text(path: str, text: str) -> str | None:
     if path.endswith((".j2", ".jinja", ".jinja2", ".prompty", ".prompt", ".jinja.md", ".html")):
         import jinja2
 
+        from prefixlint.analysis.templates.jinja_parse import ENV  # the analyzer's extensions
+
         try:
-            jinja2.Environment().parse(text)
+            ENV.parse(text)
         except jinja2.TemplateSyntaxError as exc:
             return f"fixed template does not parse: {exc.message} (line {exc.lineno})"
     return None

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import lru_cache
 
-from prefixlint.lint.config import fingerprint
 from prefixlint.model.settings import Settings
+
+log = logging.getLogger(__name__)
 
 
 # Words without which a Python file cannot build or send a prompt (raw bytes, any case unless marked).
@@ -51,14 +54,15 @@ PREFILTER_LITERALS: tuple[bytes, ...] = (
 PREFILTER_CASED: tuple[bytes, ...] = (b"PROMPT", b"Prompt")
 
 
-_FAST_PREFILTERS: dict[str, _Prefilter] = {}
-
-
 def prefilter_literals(settings: Settings) -> list[bytes]:
     """Every case-insensitive pre-filter word: built-ins, plugin marks, the last part of extra sinks."""
+    return _literals(tuple(sink.call for sink in settings.sinks))
+
+
+def _literals(sink_calls: tuple[str, ...]) -> list[bytes]:
     words = list(PREFILTER_LITERALS) + plugin_literals()
-    for sink in settings.sinks:
-        last = sink.call.rsplit(".", 1)[-1].strip("*")
+    for call in sink_calls:
+        last = call.rsplit(".", 1)[-1].strip("*")
         if last:
             words.append(last.encode())
     return words
@@ -105,12 +109,24 @@ class _Prefilter:
 
 
 def prefilter_for(settings: Settings) -> _Prefilter:
-    """The pre-filter of ``settings``, built once per distinct settings."""
-    key = fingerprint(settings)
-    hit = _FAST_PREFILTERS.get(key)
-    if hit is None:
-        hit = _FAST_PREFILTERS[key] = _Prefilter.build(prefilter_literals(settings), PREFILTER_CASED)
-    return hit
+    """The pre-filter of ``settings`` (only its extra sinks change it), built once for each."""
+    return _prefilter(tuple(sink.call for sink in settings.sinks))
+
+
+# Lets every file through: the pre-filter cannot know which words matter (the empty anchor is in all).
+_PASS_ALL = _Prefilter(((b"", ()),), ())
+
+
+@lru_cache(maxsize=32)
+def _prefilter(sink_calls: tuple[str, ...]) -> _Prefilter:
+    try:
+        words = _literals(sink_calls)
+    except Exception as exc:  # the plugins could not be read: skipping files would hide findings
+        log.warning(
+            "prefixlint: the pre-filter cannot read the plugins (%s); every Python file is analysed", exc
+        )
+        return _PASS_ALL
+    return _Prefilter.build(words, PREFILTER_CASED)
 
 
 def plugin_literals() -> list[bytes]:
@@ -118,11 +134,7 @@ def plugin_literals() -> list[bytes]:
     from prefixlint.plugins import load_plugins
 
     words: set[bytes] = set()
-    try:
-        plugins = load_plugins()
-    except Exception:
-        return []
-    for plugin in plugins:
+    for plugin in load_plugins():
         words.add(plugin.name.encode())
         for sink in plugin.sinks:
             for call in sink.calls:

@@ -7,8 +7,9 @@ silenced in the file it is reported in), unused suppressions become ``PFX900`` f
 
 from __future__ import annotations
 
+import dataclasses
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -16,6 +17,7 @@ from typing import Any
 from prefixlint.lint.checker import FileResult, dedupe
 from prefixlint.lint.config import SettingsResolver, fingerprint
 from prefixlint.lint.discover import Target, discover
+from prefixlint.lint.payload_groups import check_group, split_groups
 from prefixlint.lint.pool import run_checks
 from prefixlint.lint.result_cache import LintCache
 from prefixlint.lint.suppressions import (
@@ -38,6 +40,7 @@ class RunOptions:
     use_cache: bool = True
     cache_dir: Path | None = None
     prefilter: bool = True
+    isolate: bool = True  # check files in forked children: a native crash costs one file
 
 
 @dataclass
@@ -61,17 +64,6 @@ class RunResult:
     tables: dict[str, FileSuppressions] = field(default_factory=dict)
 
 
-def _cache_dir_for(settings: Settings, options: RunOptions) -> Path:
-    key = (id(settings), id(options))
-    hit = _CACHE_DIRS.get(key)
-    if hit is None or hit[0] is not settings:
-        hit = _CACHE_DIRS[key] = (settings, _resolve_cache_dir(settings, options))
-    return hit[1]
-
-
-_CACHE_DIRS: dict[tuple[int, int], tuple[Settings, Path]] = {}
-
-
 def _resolve_cache_dir(settings: Settings, options: RunOptions) -> Path:
     if options.cache_dir is not None:
         return options.cache_dir
@@ -82,18 +74,32 @@ def _resolve_cache_dir(settings: Settings, options: RunOptions) -> Path:
     return base if base.is_absolute() else Path(settings.root or ".") / base
 
 
-def check_targets(targets: Sequence[Target], options: RunOptions) -> dict[str, FileResult]:
-    """Results for every target: from the cache when unchanged, else checked (in parallel)."""
+def check_targets(
+    targets: Sequence[Target], options: RunOptions, progress: Callable[[FileResult], None] | None = None
+) -> dict[str, FileResult]:
+    """Results for every target: from the cache when unchanged, else checked (in parallel).
+
+    ``progress`` is called once per file as its result is known (cached ones first).
+    """
     results: dict[str, FileResult] = {}
     caches: dict[tuple[str, str], LintCache] = {}
-    cache_of: dict[int, LintCache] = {}  # by id(settings): thousands of targets share one object
+    # by id(settings), for this call only: thousands of targets share one settings object
+    cache_of: dict[int, LintCache] = {}
+    key_of: dict[int, tuple[str, str]] = {}
+
+    def cache_key(settings: Settings) -> tuple[str, str]:
+        key = key_of.get(id(settings))
+        if key is None:
+            key = key_of[id(settings)] = (str(_resolve_cache_dir(settings, options)), fingerprint(settings))
+        return key
+
     skipped = _skipped_data() if options.use_cache else None
     todo: list[Target] = []
     for t in targets:
-        if options.use_cache:
+        if options.use_cache and t.error is None:
             cache = cache_of.get(id(t.settings))
             if cache is None:
-                key = (str(_cache_dir_for(t.settings, options)), fingerprint(t.settings))
+                key = cache_key(t.settings)
                 cache = caches.get(key)
                 if cache is None:
                     cache = caches[key] = LintCache.open(Path(key[0]), key[1])
@@ -106,18 +112,24 @@ def check_targets(targets: Sequence[Target], options: RunOptions) -> dict[str, F
                     res = FileResult.from_dict(t.path, hit)
                 res.cached = True
                 results[t.path] = res
+                if progress:
+                    progress(res)
                 continue
         todo.append(t)
-    for res in run_checks(todo, options.jobs, options.prefilter):
+    todo, groups = split_groups(targets, results, todo)
+    for res in run_checks(todo, options.jobs, options.prefilter, progress, options.isolate):
         results[res.path] = res
+    for group in groups:  # the payload files of one directory, checked together
+        for res in check_group(group):
+            results[res.path] = res
+        todo.extend(group)
     if options.use_cache:
         by_path = {t.path: t for t in todo}
         for res in (results[t.path] for t in todo):
-            if res.internal_error:
+            if res.internal_error or res.crashed:
                 continue
             t = by_path[res.path]
-            key = (str(_cache_dir_for(t.settings, options)), fingerprint(t.settings))
-            caches[key].put(res.path, res.to_dict(), res.dependencies)
+            caches[cache_key(t.settings)].put(res.path, res.to_dict(), res.dependencies)
         for cache in caches.values():
             cache.save()
     return results
@@ -217,3 +229,32 @@ def lint_paths(
     targets = discover(paths, resolver, force_exclude=force_exclude)
     results = check_targets(targets, options)
     return finalize(targets, results, changed_lines)
+
+
+def relint(
+    previous: RunResult,
+    changed: set[str],
+    options: RunOptions,
+    changed_lines: dict[str, set[int]] | None = None,
+    stand_ins: dict[str, str] | None = None,
+) -> RunResult:
+    """Lint again after fixes: the files in ``changed`` and those that depend on them; keep the rest.
+
+    ``stand_ins`` (path -> text) are read instead of those files on disk; they are never cached.
+    """
+    from prefixlint.model.source_text import source_overlay
+
+    real = {os.path.realpath(p) for p in changed}
+
+    def affected(t: Target) -> bool:
+        if os.path.realpath(t.path) in real:
+            return True
+        res = previous.results.get(t.path)
+        return res is not None and any(os.path.realpath(d) in real for d in res.dependencies)
+
+    again = [t for t in previous.targets if affected(t)]
+    if stand_ins:
+        options = dataclasses.replace(options, use_cache=False)
+    with source_overlay(stand_ins or {}):
+        results = {**previous.results, **check_targets(again, options)}
+        return finalize(previous.targets, results, changed_lines, texts=stand_ins)

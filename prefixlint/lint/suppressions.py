@@ -14,7 +14,6 @@ Codes in a directive that silence nothing are reported as ``PFX900`` (like ruff'
 
 from __future__ import annotations
 
-import io
 import re
 import tokenize
 from collections.abc import Iterable
@@ -23,6 +22,7 @@ from dataclasses import dataclass, field
 from prefixlint.model.edits import Applicability, Edit, Fix
 from prefixlint.model.findings import Finding, Severity
 from prefixlint.model.layout import SourceLocation
+from prefixlint.model.source_text import line_starts, split_lines
 
 UNUSED_CODE = "PFX900"
 _CODES = r"(?:\[(?P<codes>[^\]]*)\])?"
@@ -128,7 +128,7 @@ def parse_python(path: str, text: str, *, anchors: bool = False) -> FileSuppress
         return FileSuppressions(path=path, style="python", anchors_known=False)
     out = FileSuppressions(path=path, style="python")
     try:
-        tokens = list(tokenize.generate_tokens(io.StringIO(text).readline))
+        tokens = list(tokenize.generate_tokens(iter(split_lines(text, keepends=True)).__next__))
     except (tokenize.TokenError, SyntaxError, IndentationError, ValueError):
         return _parse_lines(path, text, PY_DIRECTIVE_RE, "python")
     fstring_starts: list[int] = []
@@ -172,7 +172,7 @@ def parse_python(path: str, text: str, *, anchors: bool = False) -> FileSuppress
 
 def _parse_lines(path: str, text: str, regex: re.Pattern[str], style: str) -> FileSuppressions:
     out = FileSuppressions(path=path, style=style)
-    for lineno, line in enumerate(text.splitlines(), start=1):
+    for lineno, line in enumerate(split_lines(text), start=1):
         for m in regex.finditer(line):
             file_level = m.group("kind") == "ignore-file" and not line[: m.start()].strip()
             out.directives.append(
@@ -267,15 +267,10 @@ def unused_findings(
     return out
 
 
-def _line_offsets(text: str) -> list[int]:
-    offsets = [0]
-    for line in text.splitlines(keepends=True):
-        offsets.append(offsets[-1] + len(line))
-    return offsets
-
-
 def _removal_fix(table: FileSuppressions, d: Directive, unused: list[str], text: str) -> Fix | None:
-    offsets = _line_offsets(text)
+    offsets = line_starts(text)
+    if not text.endswith(("\n", "\r")):
+        offsets.append(len(text))  # the end of the last line
     if d.line - 1 >= len(offsets):
         return None
     base = offsets[d.line - 1]
@@ -338,7 +333,7 @@ def add_ignores(text: str, table: FileSuppressions, findings: Iterable[Finding])
         wanted.setdefault(line, set()).add(f.code)
     if not wanted:
         return text, 0
-    lines = text.splitlines(keepends=True)
+    lines = split_lines(text, keepends=True)
     changed = 0
     for line_no, codes in wanted.items():
         if line_no < 1 or line_no > len(lines):

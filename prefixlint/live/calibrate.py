@@ -9,8 +9,11 @@ request whose *reported* cached tokens disagree with its *timing* is counted:
 * ``reported_miss_fast``: the usage says nothing (or little) was cached, the TTFT looks like a hit.
 
 When timing does not separate the arms at all (KS p-value above ``alpha``), there is no honest
-midpoint; the threshold then falls back to 0.8 x the miss arm's median, so a hit reported at
-miss speed is still caught (and ``reported_miss_fast`` is not counted: there is no hit-like speed).
+midpoint and no hit-like speed to compare with. A reported hit then counts as miss-like when it is
+no faster than the fastest miss: a cold miss was seen taking that long, so the timing gives no
+sign of the claimed cache. A reported hit faster than every miss is **undecidable** (it may be a
+real hit, or the fast tail of the same distribution); those are counted and listed with the
+reason, never silently dropped. ``reported_miss_fast`` is not counted then.
 """
 
 from __future__ import annotations
@@ -22,7 +25,6 @@ from prefixlint.live.results import Calibration, Sample
 
 DEFAULT_ALPHA = 0.01
 HIT_FRACTION = 0.5
-FALLBACK_FRACTION = 0.8
 
 
 def percentile(values: Sequence[float], q: float) -> float | None:
@@ -109,11 +111,11 @@ def calibrate(
         else:
             cal.threshold_s, _ = ks_split(hit_t, miss_t)
     else:
-        cal.method = f"{method} (fallback: {FALLBACK_FRACTION:g} x miss p50)"
-        cal.threshold_s = FALLBACK_FRACTION * percentile(miss_t, 50)  # type: ignore[operator]
+        cal.method = f"{method} (fallback: the fastest miss)"
+        cal.threshold_s = min(miss_t)
         cal.notes.append(
             f"timing does not separate hit from miss (one-sided KS p={cal.ks_pvalue:.3g} >= {alpha}); "
-            f"a reported hit slower than {FALLBACK_FRACTION:g} x the miss median counts as miss-like "
+            "a reported hit no faster than the fastest miss counts as miss-like "
             "(try longer prompts or more samples)"
         )
     thr = cal.threshold_s
@@ -133,12 +135,23 @@ def calibrate(
             "(vLLM omits the field when nothing was cached)"
         )
     hit_tokens = max(1.0, hit_fraction * shared_prefix_tokens)
+    undecidable: list[float] = []
     for s in everything:
         reported_hit = (s.cached_tokens or 0) >= hit_tokens
         fast = s.ttft_s < thr  # type: ignore[operator]
         if reported_hit and not fast:
             cal.reported_hit_slow += 1
+        elif reported_hit and not cal.separable:
+            undecidable.append(s.ttft_s)  # type: ignore[arg-type]
         elif not reported_hit and fast and cal.separable:
             cal.reported_miss_fast += 1
     cal.disagreements = cal.reported_hit_slow + cal.reported_miss_fast
+    cal.undecidable = len(undecidable)
+    if undecidable:
+        shown = ", ".join(f"{t * 1000:.1f}" for t in sorted(undecidable))
+        cal.notes.append(
+            f"{len(undecidable)} reported hits undecidable: faster than every miss (fastest miss "
+            f"{thr * 1000:.1f} ms; these took {shown} ms), but the arms do not separate, so timing "
+            "neither confirms nor refutes them"
+        )
     return cal

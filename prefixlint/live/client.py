@@ -9,6 +9,9 @@ Cached tokens come from ``usage.prompt_tokens_details.cached_tokens`` (OpenAI, v
 ``usage.prompt_cache_hit_tokens`` (DeepSeek) or ``usage.input_tokens_details.cached_tokens``
 (Responses-style). A usage without any of these means "not reported", never zero: vLLM omits the
 field when nothing was cached, and omits it always without ``--enable-prompt-tokens-details``.
+
+:meth:`BenchClient.complete` sends one non-streamed request (with ``logprobs`` when asked) and
+returns the HTTP status instead of raising on a 4xx or 5xx, for checks that need to see refusals.
 """
 
 from __future__ import annotations
@@ -39,6 +42,27 @@ class StreamResult:
     prompt_tokens: int | None
     cached_tokens: int | None
     cached_field: str | None
+
+
+@dataclass
+class Completion:
+    """One non-streamed request: its status, and on success its text, tokens and logprobs."""
+
+    status: int
+    text: str = ""
+    tokens: list[str] = field(default_factory=list)
+    logprobs: list[float] = field(default_factory=list)
+    top_logprobs: list[dict[str, float]] = field(default_factory=list)
+    finish_reason: str | None = None
+    usage: dict[str, Any] | None = None
+    prompt_tokens: int | None = None
+    cached_tokens: int | None = None
+    error: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        """True for a 200 that carried a choice."""
+        return self.status == 200 and self.error is None
 
 
 def cached_tokens_from_usage(usage: Mapping[str, Any] | None) -> tuple[int | None, str | None]:
@@ -117,6 +141,46 @@ class BenchClient:
         # refuse it, ``"max_tokens": null`` next to ``"max_completion_tokens": 1``).
         return {k: v for k, v in body.items() if v is not None}
 
+    def complete(self, prompt: str, *, max_tokens: int | None = None, logprobs: int = 0) -> Completion:
+        """Send ``prompt`` without streaming; ``logprobs`` > 0 asks for that many top logprobs.
+
+        A 4xx/5xx answer comes back as a :class:`Completion` with its status and message; only a
+        transport failure (no answer) raises ``httpx.HTTPError``.
+        """
+        body = self.payload(prompt)
+        body["stream"] = False
+        body.pop("stream_options", None)
+        if max_tokens is not None:
+            body["max_completion_tokens" if "max_completion_tokens" in body else "max_tokens"] = max_tokens
+        if logprobs:
+            if self.endpoint == "chat":
+                body["logprobs"], body["top_logprobs"] = True, logprobs
+            else:
+                body["logprobs"] = logprobs
+        resp = self._client().post(
+            self.url, content=json.dumps(body), headers={"Content-Type": "application/json"}
+        )
+        if resp.status_code != 200:
+            return Completion(status=resp.status_code, error=_error_text(resp))
+        try:
+            data = resp.json()
+            choice = data["choices"][0]
+        except (ValueError, KeyError, IndexError, TypeError):
+            return Completion(status=resp.status_code, error=f"no choice in the answer: {resp.text[:200]}")
+        usage = data.get("usage") if isinstance(data.get("usage"), dict) else None
+        cached, _ = cached_tokens_from_usage(usage)
+        prompt_tokens = usage.get("prompt_tokens") if usage else None
+        out = Completion(
+            status=200,
+            text=_choice_text(choice),
+            finish_reason=choice.get("finish_reason"),
+            usage=usage,
+            prompt_tokens=prompt_tokens if isinstance(prompt_tokens, int) else None,
+            cached_tokens=cached,
+        )
+        _read_logprobs(choice.get("logprobs"), out)
+        return out
+
     def send(self, prompt: str) -> StreamResult:
         """Stream one request and return its timing and usage."""
         body = json.dumps(self.payload(prompt))
@@ -173,3 +237,53 @@ def _chunk_text(choice: Mapping[str, Any]) -> str:
     if isinstance(delta, Mapping):
         return str(delta.get("content") or "")
     return str(choice.get("text") or "")
+
+
+def _choice_text(choice: Mapping[str, Any]) -> str:
+    message = choice.get("message")
+    if isinstance(message, Mapping):
+        return str(message.get("content") or "")
+    return str(choice.get("text") or "")
+
+
+def _error_text(resp: httpx.Response) -> str:
+    """``HTTP 400: message`` from an OpenAI-style (or any) error body."""
+    try:
+        data = resp.json()
+    except ValueError:
+        return f"HTTP {resp.status_code}: {resp.text[:300]}"
+    err = data.get("error") if isinstance(data, dict) else None
+    if isinstance(err, Mapping):
+        return f"HTTP {resp.status_code}: {err.get('message') or err}"
+    message = data.get("message") or data.get("detail") if isinstance(data, dict) else None
+    return f"HTTP {resp.status_code}: {message or str(data)[:300]}"
+
+
+def _read_logprobs(lp: Any, out: Completion) -> None:
+    """Fill tokens and logprobs from chat (``content`` list) or completions (parallel lists) form."""
+    if not isinstance(lp, Mapping):
+        return
+    content = lp.get("content")
+    if isinstance(content, list):
+        for item in content:
+            if not isinstance(item, Mapping):
+                continue
+            out.tokens.append(str(item.get("token", "")))
+            out.logprobs.append(float(item.get("logprob", 0.0)))
+            tops = item.get("top_logprobs") or []
+            out.top_logprobs.append(
+                {
+                    str(t.get("token", "")): float(t.get("logprob", 0.0))
+                    for t in tops
+                    if isinstance(t, Mapping)
+                }
+            )
+        return
+    tokens, values, tops = lp.get("tokens"), lp.get("token_logprobs"), lp.get("top_logprobs")
+    if isinstance(tokens, list) and isinstance(values, list):
+        out.tokens = [str(t) for t in tokens]
+        out.logprobs = [float(v) if v is not None else 0.0 for v in values]
+        if isinstance(tops, list):
+            out.top_logprobs = [
+                {str(k): float(v) for k, v in t.items()} if isinstance(t, Mapping) else {} for t in tops
+            ]

@@ -14,7 +14,7 @@ def _pyplot():  # type: ignore[no-untyped-def]
     try:
         import matplotlib
     except ImportError as exc:  # pragma: no cover - depends on the environment
-        raise RuntimeError("plots need matplotlib: pip install 'prefixlint[engine]'") from exc
+        raise RuntimeError("plots need matplotlib: pip install matplotlib") from exc
     matplotlib.use("Agg", force=True)
     import matplotlib.pyplot as plt
 

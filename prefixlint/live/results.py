@@ -68,6 +68,9 @@ class Calibration(_Model):
     reported_hit_slow: int = Field(0, description="reported a cache hit but the TTFT looks like a miss")
     reported_miss_fast: int = Field(0, description="reported no hit but the TTFT looks like a hit")
     unreported: int = Field(0, description="requests whose usage had no cached-token field")
+    undecidable: int = Field(
+        0, description="reported hits timing cannot judge: faster than every miss, arms not separable"
+    )
     disagreements: int = 0
     notes: list[str] = Field(default_factory=list)
 
@@ -118,7 +121,9 @@ class RetentionResult(_Model):
     threshold_s: float | None = None
     retained_contexts: int = Field(description="contexts still hit, counted from the newest")
     retained_tokens: int
-    verdict: Literal["ok", "fewer-than-advertised", "inconclusive", "no-claim"]
+    verdict: Literal["ok", "fewer-than-advertised", "inconclusive", "no-claim", "error"] = Field(
+        description="'error': requests failed, so nothing about retention is known"
+    )
     message: str
     probes: list[Sample] = Field(default_factory=list)
     fills: list[Sample] = Field(default_factory=list)

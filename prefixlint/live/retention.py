@@ -130,12 +130,20 @@ def run_retention(
             threshold = cfg.hit_ratio * (percentile(fill_times, 50) or 0.0)
         hit = [p.ttft_s is not None and threshold is not None and p.ttft_s <= threshold for p in probes]
         kept = [cfg.context_tokens if h else 0 for h in hit]
-        run.warnings.append("the server reports no cached_tokens; hits judged by TTFT only")
+        if any(p.error is None for p in probes):
+            run.warnings.append("the server reports no cached_tokens; hits judged by TTFT only")
     contiguous = next((i for i, h in enumerate(hit) if not h), len(hit))
     retained = sum(kept)
     filled = cfg.contexts * cfg.context_tokens
     need = math.ceil((advertised or 0) / cfg.context_tokens) + 1
     verdict, message = _verdict(retained, filled, advertised, cfg.tolerance, need)
+    failed = [s for s in [*fills, *probes] if s.error]
+    if failed:
+        verdict = "error"
+        message = (
+            f"{len(failed)} of {len(fills) + len(probes)} requests failed (e.g. {failed[0].error}); "
+            "retention not judged"
+        )
     run.retention = RetentionResult(
         contexts=cfg.contexts,
         context_tokens=cfg.context_tokens,
@@ -150,6 +158,4 @@ def run_retention(
         probes=probes,
         fills=fills,
     )
-    if any(s.error for s in [*fills, *probes]):
-        run.warnings.append(f"{sum(1 for s in [*fills, *probes] if s.error)} requests failed")
     return run

@@ -1,12 +1,44 @@
-"""Plain-text summary of a bench run, and the findings a ``--strict`` run fails on."""
+"""Plain-text summary of a bench run, the findings a ``--strict`` run fails on, and the failed
+requests every run fails on (an outage is never a pass)."""
 
 from __future__ import annotations
 
-from prefixlint.live.results import BenchRun
+import re
+
+from prefixlint.live.results import BenchRun, Sample
 
 
 def _ms(v: float | None) -> str:
     return "-" if v is None else f"{v * 1000:.1f}"
+
+
+def all_samples(run: BenchRun) -> list[Sample]:
+    """Every request of the run: each length's samples, and retention's fills and probes."""
+    out = [s for r in run.lengths for s in r.samples]
+    if run.retention:
+        out += [*run.retention.fills, *run.retention.probes]
+    return out
+
+
+def _error_kind(error: str) -> str:
+    m = re.search(r"HTTP (\d{3})", error)
+    if m:
+        return f"HTTP {m.group(1)}"
+    return error.split(":", 1)[0] or "error"
+
+
+def errors(run: BenchRun) -> list[str]:
+    """One line per kind of failed request (with counts); empty when every request was answered."""
+    every = all_samples(run)
+    failed = [s for s in every if s.error]
+    if not failed:
+        return []
+    counts: dict[str, int] = {}
+    for s in failed:
+        kind = _error_kind(s.error or "")
+        counts[kind] = counts.get(kind, 0) + 1
+    kinds = ", ".join(f"{n} x {k}" for k, n in sorted(counts.items(), key=lambda kv: -kv[1]))
+    return [f"{len(failed)} of {len(every)} requests failed ({kinds}); first: {failed[0].error}"]
 
 
 def findings(run: BenchRun) -> list[str]:
@@ -15,8 +47,9 @@ def findings(run: BenchRun) -> list[str]:
     for r in run.lengths:
         c = r.calibration
         if c.disagreements:
+            extra = f" ({c.undecidable} more undecidable, see the note)" if c.undecidable else ""
             out.append(
-                f"{r.prompt_tokens} tokens: {c.reported_hit_slow} reported hits with miss-like TTFT, "
+                f"{r.prompt_tokens} tokens: {c.reported_hit_slow} reported hits with miss-like TTFT{extra}, "
                 f"{c.reported_miss_fast} reported misses with hit-like TTFT"
             )
     if run.metrics and run.metrics.mismatch:
@@ -58,10 +91,12 @@ def summary_text(run: BenchRun) -> str:
             lines += [f"    note: {n}" for n in c.notes]
     if run.retention:
         ret = run.retention
-        lines.append(
-            f"retention: filled {ret.contexts} x {ret.context_tokens:,} tokens; still hit (newest first): "
-            f"{ret.retained_contexts} contexts, {ret.retained_tokens:,} tokens ({ret.detection})"
-        )
+        if ret.verdict != "error":
+            lines.append(
+                f"retention: filled {ret.contexts} x {ret.context_tokens:,} tokens; still hit "
+                f"(newest first): {ret.retained_contexts} contexts, {ret.retained_tokens:,} tokens "
+                f"({ret.detection})"
+            )
         lines.append(f"verdict: {ret.verdict}: {ret.message}")
     if run.metrics:
         m = run.metrics
@@ -74,6 +109,11 @@ def summary_text(run: BenchRun) -> str:
             )
         lines += [f"metrics note: {n}" for n in m.notes]
     lines += [f"warning: {w}" for w in run.warnings]
+    failed = errors(run)
+    lines += [f"ERROR: {e}" for e in failed]
     found = findings(run)
-    lines += [f"FINDING: {f}" for f in found] if found else ["no disagreement between reports and timing"]
+    if found:
+        lines += [f"FINDING: {f}" for f in found]
+    elif not failed:
+        lines.append("no disagreement between reports and timing")
     return "\n".join(lines)

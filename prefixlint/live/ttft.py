@@ -9,6 +9,10 @@ For each prompt length:
    in server load hits both arms alike.
 
 Prometheus counters, when the server has them, are scraped before and after the whole run.
+
+Given the server's ``max_model_len`` (from ``/v1/models``), two short requests first measure the
+tokens the server adds around a prompt (its chat template), and every requested length is cut to
+what the server accepts; the run's warnings say which lengths were cut and why.
 """
 
 from __future__ import annotations
@@ -25,6 +29,8 @@ from prefixlint.live.client import BenchClient, BenchClientError
 from prefixlint.live.metrics import compare_counters, metrics_url_for, scrape
 from prefixlint.live.prompts import PromptFactory, SharedPrefix, random_seed, split_lengths
 from prefixlint.live.results import Arm, ArmStats, BenchRun, LengthResult, Sample
+from prefixlint.live.server_info import ServerInfo
+from prefixlint.live.sizing import fit_lengths, measure_sizing
 
 
 @dataclass
@@ -133,9 +139,12 @@ def run_length(
 
 
 def run_ttft(
-    client: BenchClient, cfg: TTFTConfig, on_sample: Callable[[Sample], None] | None = None
+    client: BenchClient,
+    cfg: TTFTConfig,
+    on_sample: Callable[[Sample], None] | None = None,
+    server: ServerInfo | None = None,
 ) -> BenchRun:
-    """Run the whole benchmark against ``client``'s server."""
+    """Run the whole benchmark against ``client``'s server (``server``: what it said about itself)."""
     seed = cfg.seed if cfg.seed is not None else random_seed()
     factory = PromptFactory(seed=seed)
     order_rng = random.Random(seed ^ 0x5EED)
@@ -153,9 +162,12 @@ def run_ttft(
         run.warnings.append("no exact cl100k tokenizer offline; prompt lengths are estimates")
     if cfg.seed is not None:
         run.warnings.append("fixed --seed: a repeated run sends the same prompts, so its misses may be warm")
+    lengths = list(cfg.prompt_tokens)
+    if server is not None and server.max_model_len is not None:
+        lengths = _fit(client, factory, run, lengths, server.max_model_len)
     murl = cfg.metrics_url or metrics_url_for(client.base_url)
     before = scrape(murl, headers=_auth(client)) if cfg.check_metrics else None
-    for length in cfg.prompt_tokens:
+    for length in lengths:
         result = run_length(client, factory, cfg, length, order_rng, on_sample)
         run.lengths.append(result)
         first = result.samples[0] if result.samples else None
@@ -166,6 +178,25 @@ def run_ttft(
         every = [s for r in run.lengths for s in r.samples]
         run.metrics = compare_counters(murl, before, after, every)
     return run
+
+
+def _fit(
+    client: BenchClient, factory: PromptFactory, run: BenchRun, lengths: list[int], max_model_len: int
+) -> list[int]:
+    """Measure the server's prompt overhead and cut ``lengths`` to fit ``max_model_len``."""
+    try:
+        sizing = measure_sizing(client, factory)
+    except httpx.HTTPError as exc:
+        run.warnings.append(f"could not measure the prompt overhead: {type(exc).__name__}: {exc}")
+        return lengths
+    run.settings["max_model_len"] = max_model_len
+    run.settings["sizing"] = sizing.as_dict()
+    run.warnings += sizing.notes
+    fitted, notes = fit_lengths(lengths, max_model_len, sizing, client.max_tokens)
+    run.warnings += notes
+    if fitted != lengths:
+        run.settings["prompt_tokens_sent"] = fitted
+    return fitted
 
 
 def _auth(client: BenchClient) -> dict[str, str]:

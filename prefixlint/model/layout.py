@@ -87,6 +87,7 @@ class Nondeterminism(str, Enum):
     UNSORTED_JSON = "unsorted_json"  # json.dumps without sort_keys over data that may be reordered
     SET_ITERATION = "set_iteration"  # iteration over a set/frozenset feeding the prompt or tools
     MEMORY_ADDRESS = "memory_address"  # repr() that carries an id/address
+    TOOL_ORDER = "tool_order"  # the same tools sent in another order (seen between payload samples)
 
 
 @dataclass(frozen=True)
@@ -173,6 +174,10 @@ class Layout:
     # Request-level values that influence caching, e.g. ``prompt_cache_key``.
     cache_key: Segment | None = None
     tokens_exact: bool = True
+    # Rendered request payloads this layout was read from: 0 for code and templates (their static
+    # text is source text), 1 for one payload (its text is what was sent), N for N payloads of one
+    # template aligned together (its dynamic segments are spans seen to vary between them).
+    samples: int = 0
 
     def __iter__(self) -> Iterator[Segment]:
         return iter(self.segments)
@@ -231,6 +236,7 @@ def replace_segments(layout: Layout, segments: Iterable[Segment]) -> Layout:
         sink_name=layout.sink_name,
         cache_key=layout.cache_key,
         tokens_exact=layout.tokens_exact,
+        samples=layout.samples,
     )
 
 

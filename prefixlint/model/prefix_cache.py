@@ -13,15 +13,18 @@ from __future__ import annotations
 
 import math
 import os
+from collections import OrderedDict, deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from hashlib import blake2b
+from typing import Generic, TypeVar
 
 from prefixlint.model.layout import Layout, Section
 from prefixlint.model.pieces import SKETCH_BLOCK, Piece, common_blocks
 from prefixlint.model.providers import ModelCacheRules, get_provider
 
 _SIBLINGS = 4  # siblings kept per parent for partial-match estimates
+_M = TypeVar("_M")
 
 
 @dataclass(slots=True)
@@ -52,6 +55,7 @@ class Prediction:
     expired: bool = False
     below_minimum: bool = False
     shared_upper: int = 0
+    evicted: bool = False
 
 
 class CacheModel:
@@ -63,10 +67,17 @@ class CacheModel:
         ttls: dict[str, int] | None = None,
         lookback: int = 20,
         max_nodes: int = 200_000,
+        capacity_tokens: int | None = None,
     ) -> None:
         self.rules = rules
         self.lookback = lookback
         self.max_nodes = max_nodes
+        # LRU with a set capacity (self-hosted engines' KV memory): None never evicts by size
+        self.capacity_tokens = capacity_tokens
+        self._lru: OrderedDict[bytes, int] = OrderedDict()  # node -> tokens it holds, oldest first
+        self._used = 0
+        self._evicted: OrderedDict[bytes, None] = OrderedDict()  # recently evicted nodes (causes)
+        self.evictions = 0
         base = rules.ttl_seconds
         self.ttls = {"5m": base, **(ttls or {})}
         self.breakpoint_mode = rules.granularity in ("breakpoint", "exact")
@@ -140,9 +151,11 @@ class CacheModel:
         else:  # no other write since: the pending prefix is cached and alive
             k = len(self._pending[0])  # type: ignore[index]
             shared = pieces[k - 1].end
+        evicted = False
         for p in pieces[k:] if not expired else ():
             node = self._nodes.get(p.chain)
             if node is None:
+                evicted = p.chain in self._evicted
                 break
             if node.expires < now:
                 expired = True
@@ -157,7 +170,7 @@ class CacheModel:
         slack = SKETCH_BLOCK if k < len(pieces) else 0
         upper = self.rules.cacheable(min(prompt, total + slack), prompt)
         below = total > 0 and cached == 0
-        return Prediction(cached, max(upper, cached), total, prompt, 0, expired, below)
+        return Prediction(cached, max(upper, cached), total, prompt, 0, expired, below, evicted=evicted)
 
     def _partial(self, pieces: Sequence[Piece], k: int, now: float) -> int:
         parent = pieces[k - 1].chain if k else b""
@@ -212,6 +225,9 @@ class CacheModel:
         """Remember what ``pieces`` write to (and refresh in) the cache at ``now``."""
         if not pieces or not self.rules.supports_caching:
             return
+        if self.capacity_tokens is not None and not self.breakpoint_mode:
+            self._record_lru(pieces, now, ttl_seconds)
+            return
         start = 0
         if self._extends_pending(pieces) is not None and len(self._nodes) <= self.max_nodes:
             # nothing was written since the pending record: its pieces have nodes, and their
@@ -240,6 +256,68 @@ class CacheModel:
                 node.expires = now + ttl
             parent = p.chain
         self._pending = (tuple(pieces), now + ttl)
+
+    def _record_lru(self, pieces: Sequence[Piece], now: float, ttl_seconds: float | None) -> None:
+        """Record with a size limit: touch the pieces tail first, so a chain's head is the most recent
+        and the tail of the least recently used chain is evicted first (vLLM frees blocks in reverse)."""
+        ttl = self._ttl(None, ttl_seconds)
+        nodes, lru = self._nodes, self._lru
+        parent = b""
+        step = self.rules.increment if self.rules.granularity == "block" else 1
+        for p in pieces:
+            node = nodes.get(p.chain)
+            if node is None:
+                nodes[p.chain] = _Node(p.end, now + ttl, ttl, False, p.sketch)
+                self._evicted.pop(p.chain, None)
+                size = -(-p.tokens // step) * step
+                lru[p.chain] = size
+                self._used += size
+                kids = self._children.setdefault(parent, [])
+                kids.append(p.chain)
+                if len(kids) > _SIBLINGS:
+                    del kids[0]
+            else:
+                node.expires = now + ttl
+            parent = p.chain
+        for p in reversed(pieces):
+            if p.chain in lru:
+                lru.move_to_end(p.chain)
+        cap = self.capacity_tokens or 0
+        while self._used > cap and lru:
+            chain, size = lru.popitem(last=False)
+            self._used -= size
+            nodes.pop(chain, None)
+            self.evictions += 1
+            self._evicted[chain] = None
+            if len(self._evicted) > 10_000:
+                self._evicted.popitem(last=False)
+
+    def purge(self, now: float) -> int:
+        """Forget entries that expired before ``now``, so memory follows the live working set."""
+        self._flush()
+        dead = [k for k, n in self._nodes.items() if n.expires < now]
+        for k in dead:
+            del self._nodes[k]
+            size = self._lru.pop(k, None)
+            if size is not None:
+                self._used -= size
+        if dead:
+            nodes = self._nodes
+            self._children = {
+                parent: [c for c in kids if c in nodes]
+                for parent, kids in self._children.items()
+                if not parent or parent in nodes
+            }
+        return len(dead)
+
+    def __len__(self) -> int:
+        """Entries held (prefix pieces or breakpoints)."""
+        return len(self._nodes)
+
+    @property
+    def used_tokens(self) -> int:
+        """Tokens held under the LRU capacity (0 without one)."""
+        return self._used
 
     def _record_breakpoints(self, pieces: Sequence[Piece], now: float, ttl_seconds: float | None) -> None:
         minimum = self.rules.min_cacheable_tokens
@@ -345,6 +423,10 @@ class CacheInterval:
         self.lower.record(flight.pieces, now, ttl_seconds)
         self.upper.record(flight.pieces, now, ttl_seconds)
 
+    def empty(self) -> bool:
+        """Nothing cached and nothing in flight (a replay may then forget this interval)."""
+        return not self._flights and not len(self.lower) and not len(self.upper)
+
     def failed(self, flight: Flight) -> None:
         """A request failed: it may have written the cache (it stays in the upper model)."""
         self._flights.pop(id(flight), None)
@@ -360,6 +442,86 @@ class CacheInterval:
         if upper <= pred.upper and shared <= pred.shared_upper:
             return pred
         return replace(pred, upper=max(pred.upper, upper), shared_upper=max(pred.shared_upper, shared))
+
+
+class RoutedCache(Generic[_M]):
+    """Routing in front of per-machine caches (OpenAI: a hash of about the first 256 tokens plus
+    ``prompt_cache_key``; above about ``rpm`` requests a minute for one route, traffic overflows to
+    more machines, each with its own, cold, cache).
+
+    ``route`` counts one request and returns the machine's cache (a :class:`CacheModel` or a
+    :class:`CacheInterval`, whatever ``factory`` makes); predict on it when the request is sent and
+    record on it when its response begins. Machines are served round-robin.
+    """
+
+    def __init__(
+        self,
+        factory: Callable[[], _M],
+        rpm: int | None,
+        prefix_tokens: int = 256,
+        window: float = 60.0,
+    ) -> None:
+        self.factory = factory
+        self.rpm = rpm
+        self.prefix_tokens = prefix_tokens
+        self.window = window
+        self._times: dict[tuple[bytes, str], deque[float]] = {}
+        self._turn: dict[tuple[bytes, str], int] = {}
+        self._machines: dict[tuple[bytes, str, int], _M] = {}
+        self.overflows = 0  # requests sent to a machine other than the route's first
+
+    def head(self, pieces: Sequence[Piece]) -> bytes:
+        """The routing prefix: about the first ``prefix_tokens`` tokens (the pieces before, then the
+        block hashes of the piece that reaches the limit, so a long first piece routes by its start)."""
+        prev = b""
+        start = 0
+        for p in pieces:
+            if p.end >= self.prefix_tokens:
+                blocks = -(-(self.prefix_tokens - start) // SKETCH_BLOCK)
+                if len(p.sketch) >= blocks:
+                    return blake2b(prev + repr(p.sketch[:blocks]).encode(), digest_size=16).digest()
+                return p.chain
+            prev, start = p.chain, p.end
+        return prev
+
+    def route(self, pieces: Sequence[Piece], now: float, key: str = "") -> tuple[_M, int]:
+        """(the machine's cache, the route's requests in the last window, this one included)."""
+        route = (self.head(pieces), key)
+        if len(self._times) > 50_000:  # forget idle routes (their machines keep their caches)
+            self._times = {r: q for r, q in self._times.items() if q and q[-1] >= now - self.window}
+        q = self._times.setdefault(route, deque())
+        q.append(now)
+        while q and q[0] < now - self.window:
+            q.popleft()
+        rate = len(q)
+        machines = max(1, -(-rate // self.rpm)) if self.rpm else 1
+        turn = self._turn.get(route, -1) + 1
+        self._turn[route] = turn
+        index = turn % machines
+        if index:
+            self.overflows += 1
+        model = self._machines.get((*route, index))
+        if model is None:
+            model = self._machines[(*route, index)] = self.factory()
+        return model, rate
+
+    def machines(self) -> list[_M]:
+        return list(self._machines.values())
+
+    def drop(self, empty: Callable[[_M], bool]) -> int:
+        """Forget the machines whose cache is ``empty`` (everything on them expired), and their routes."""
+        dead = [k for k, m in self._machines.items() if empty(m)]
+        for k in dead:
+            del self._machines[k]
+        live = {(h, key) for h, key, _ in self._machines}
+        self._turn = {r: t for r, t in self._turn.items() if r in live}
+        self._times = {r: q for r, q in self._times.items() if r in live}
+        return len(dead)
+
+    def peers(self, pieces: Sequence[Piece], key: str = "") -> list[_M]:
+        """Every machine of the route of ``pieces`` (the overflow may have gone to any of them)."""
+        head = self.head(pieces)
+        return [m for (h, k, _), m in self._machines.items() if h == head and k == key]
 
 
 def pieces_from_ids(ids: Sequence[int], block: int = SKETCH_BLOCK) -> list[Piece]:

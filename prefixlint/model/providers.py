@@ -123,9 +123,20 @@ class ProviderSpec:
 
 
 @cache
-def _data() -> dict[str, Any]:
+def _raw_file() -> dict[str, Any]:
     text = resources.files("prefixlint.model.data").joinpath("providers.toml").read_text("utf-8")
-    data = tomllib.loads(text)
+    return tomllib.loads(text)
+
+
+def pricing_meta() -> dict[str, str]:
+    """When the prices in the data file were read (``as_of``), their currency, unit and source."""
+    return {k: str(v) for k, v in _raw_file().get("pricing", {}).items()}
+
+
+@cache
+def _data() -> dict[str, Any]:
+    data = dict(_raw_file())
+    data.pop("pricing", None)  # the date of the prices, not a provider (see ``pricing_meta``)
     for name, entry in data.items():
         parent = entry.get("inherits")
         if parent:

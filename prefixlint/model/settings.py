@@ -60,6 +60,8 @@ _FIELDS: tuple[tuple[str, str, Callable[[], Any]], ...] = (
     ("thresholds", "thresholds", Thresholds),
     ("template_globs", "template-globs", lambda: ["*.j2", "*.jinja", "*.jinja2", "*.prompty", "*.prompt"]),
     ("plain_prompt_globs", "plain-prompt-globs", list),
+    ("payload_globs", "payload-globs", list),
+    ("payload_shape", "payload-shape", lambda: "auto"),
     ("dynamic_sources", "dynamic-sources", list),
     ("sinks", "sinks", list),
     ("unsafe_fixes", "unsafe-fixes", lambda: False),
@@ -69,7 +71,15 @@ _FIELDS: tuple[tuple[str, str, Callable[[], Any]], ...] = (
 )
 _ALIAS_TO_FIELD = {alias: name for name, alias, _ in _FIELDS} | {name: name for name, _, _ in _FIELDS}
 _CODE_FIELDS = frozenset({"select", "extend_select", "ignore", "fixable", "unfixable"})
-_STR_LIST_FIELDS = _CODE_FIELDS | {"exclude", "extend_exclude", "template_globs", "plain_prompt_globs"}
+_STR_LIST_FIELDS = _CODE_FIELDS | {
+    "exclude",
+    "extend_exclude",
+    "template_globs",
+    "plain_prompt_globs",
+    "payload_globs",
+}
+# Request shapes a payload file may be forced to (``auto`` detects it per payload).
+PAYLOAD_SHAPES = ("auto", "chat", "responses", "messages")
 
 
 class Settings:
@@ -93,6 +103,8 @@ class Settings:
     thresholds: Thresholds
     template_globs: list[str]
     plain_prompt_globs: list[str]
+    payload_globs: list[str]
+    payload_shape: str
     dynamic_sources: list[DynamicSource]
     sinks: list[ExtraSink]
     unsafe_fixes: bool
@@ -204,6 +216,9 @@ def _fast_values(data: dict[str, Any]) -> dict[str, Any] | None:
                 return None
         elif name in ("cache_dir",):
             if type(value) is not str:
+                return None
+        elif name == "payload_shape":
+            if type(value) is not str or value not in PAYLOAD_SHAPES:
                 return None
         elif name == "model":
             if value is not None and type(value) is not str:

@@ -78,6 +78,14 @@ class SettingsModel(BaseModel):
         alias="plain-prompt-globs",
         description="extra globs of plain-text prompt files, e.g. ['prompts/*.txt', 'prompts/*.md']",
     )
+    payload_globs: list[str] = Field(
+        default_factory=list,
+        alias="payload-globs",
+        description="globs of JSON/JSONL files always read as request payloads, e.g. ['requests/*.json']",
+    )
+    payload_shape: Literal["auto", "chat", "responses", "messages"] = Field(
+        "auto", alias="payload-shape", description="request shape of payload files (auto: detect each)"
+    )
     dynamic_sources: list[DynamicSource] = Field(default_factory=list, alias="dynamic-sources")
     sinks: list[ExtraSink] = Field(default_factory=list)
     unsafe_fixes: bool = Field(False, alias="unsafe-fixes")

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from prefixlint.model.findings import Finding
@@ -20,6 +20,8 @@ class ReportContext:
     applied: Sequence[Finding] = ()
     color: bool = False
     quiet: bool = False  # findings only, no summary
+    nothing_checked: bool = False  # no file given was read by any analyzer
+    sources: Mapping[str, str] = field(default_factory=dict)  # texts not on disk (stdin), by path
 
 
 def display_path(path: str) -> str:

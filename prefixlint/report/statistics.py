@@ -20,10 +20,22 @@ def statistics_rows(findings: Sequence[Finding], ctx: ReportContext) -> list[dic
     ]
 
 
+STATISTICS_FORMATS = ("text", "concise", "json", "json-lines")
+
+
 def render_statistics(findings: Sequence[Finding], ctx: ReportContext, fmt: str = "text") -> str:
+    """ruff's ``--statistics`` table (text, concise), a JSON list, or one JSON object per line.
+
+    SARIF and GitHub annotations have no place for counts: the command refuses them
+    (:data:`STATISTICS_FORMATS`), and so does this function.
+    """
     rows = statistics_rows(findings, ctx)
-    if fmt in ("json", "json-lines", "sarif", "github"):
+    if fmt == "json":
         return json.dumps(rows, indent=2) + "\n"
+    if fmt == "json-lines":
+        return "".join(json.dumps(r) + "\n" for r in rows)
+    if fmt not in STATISTICS_FORMATS:
+        raise ValueError(f"--statistics cannot be shown in the {fmt} output format")
     width = max((len(str(r["count"])) for r in rows), default=1)
     lines = []
     for r in rows:

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from functools import lru_cache
 
 from prefixlint.model.findings import Finding, Impact
+from prefixlint.model.source_text import split_lines
 from prefixlint.report.context import ReportContext, display_path
 
 
@@ -24,14 +25,21 @@ def describe_impact(impact: Impact) -> str:
 def _lines(path: str) -> tuple[str, ...]:
     try:
         with open(path, "rb") as fh:
-            return tuple(fh.read().decode("utf-8", errors="replace").splitlines())
+            return tuple(split_lines(fh.read().decode("utf-8", errors="replace")))
     except OSError:
         return ()
 
 
-def snippet(f: Finding) -> list[str]:
-    """The finding's source line with a caret under its column (or the finding's own snippet)."""
-    lines = _lines(f.location.path)
+_MAX_SNIPPET = 200  # characters of a source line shown; longer lines are cut around the column
+
+
+def snippet(f: Finding, sources: Mapping[str, str] | None = None) -> list[str]:
+    """The finding's source line with a caret under its column (or the finding's own snippet).
+
+    ``sources`` gives the text of files that are not on disk (standard input), by path.
+    """
+    given = sources.get(f.location.path) if sources else None
+    lines = tuple(split_lines(given)) if given is not None else _lines(f.location.path)
     line = f.location.line
     if not lines or not 1 <= line <= len(lines):
         return [f"     | {s}" for s in f.snippet.splitlines()[:3]] if f.snippet else []
@@ -42,6 +50,12 @@ def snippet(f: Finding) -> list[str]:
     end = (
         f.location.end_col if f.location.end_line in (None, line) and f.location.end_col is not None else None
     )
+    if len(src) > _MAX_SNIPPET:  # a minified JSON line: show a window around the column
+        start = max(0, min(col - _MAX_SNIPPET // 3, len(src) - _MAX_SNIPPET))
+        head, tail = ("..." if start else ""), ("..." if start + _MAX_SNIPPET < len(src) else "")
+        src = head + src[start : start + _MAX_SNIPPET] + tail
+        col = col - start + len(head)
+        end = None if end is None else end - start + len(head)
     width = max(1, min((end - col) if end and end > col else 1, max(1, len(src) - col)))
     gutter = len(str(line))
     return [
@@ -76,7 +90,7 @@ def render_text(findings: Sequence[Finding], ctx: ReportContext, concise: bool =
         for j, link in enumerate(f.chain):
             word = "= from:" if j == 0 else "= via:"
             out.append(f"  {_style(word, 'dim', c)} {display_path(link.path)}:{link.line}:{link.col + 1}")
-        out.extend(f"  {_style(line, 'blue', c)}" for line in snippet(f))
+        out.extend(f"  {_style(line, 'blue', c)}" for line in snippet(f, ctx.sources))
         if f.fix is not None:
             out.append(f"  {_style('= help:', 'dim', c)} {f.fix.message} ({f.fix.applicability.value} fix)")
         out.append("")
@@ -97,7 +111,7 @@ def summary(findings: Sequence[Finding], ctx: ReportContext) -> str:
     if n == 0:
         if ctx.fixed:
             return f"Found {ctx.fixed} error{'s' if ctx.fixed != 1 else ''} ({ctx.fixed} fixed, 0 remaining)."
-        return "All checks passed!"
+        return "No files were checked." if ctx.nothing_checked else "All checks passed!"
     head = f"Found {n + ctx.fixed} error{'s' if n + ctx.fixed != 1 else ''}"
     head += f" ({ctx.fixed} fixed, {n} remaining)." if ctx.fixed else "."
     parts = [head]

@@ -59,6 +59,19 @@ def clean_chain(chain: tuple[SourceLocation, ...], location: SourceLocation) -> 
     return tuple(out)
 
 
+def _varies_message(layout: Layout, index: int, what: str, label: str, impact: str) -> str:
+    """The message for a span seen to vary between aligned payload samples."""
+    first = layout.first_breaking_index()
+    stable = layout.tokens_before(first if first is not None else index)
+    approx = "" if layout.tokens_exact else "~"
+    what = "value" if what == "interpolated value" else what
+    return (
+        f"{what.capitalize()} `{label}` varies between the {layout.samples} samples ahead of static text: "
+        f"{impact}; the samples share a stable prefix of {approx}{stable:,} tokens. "
+        "Move it after the static text, into the last user message."
+    )
+
+
 class DynamicBeforeStatic(Rule):
     """Base: a dynamic value of ``kind`` computed at ``timing`` with static text after it."""
 
@@ -78,13 +91,16 @@ class DynamicBeforeStatic(Rule):
                 continue
             what = KIND_WORDS.get(seg.kind or DynamicKind.UNKNOWN, "value")
             label = (seg.label or seg.text or what).strip()[:60]
-            when = "per request" if seg.timing is Timing.REQUEST else "once per process"
-            maybe = " (conditionally)" if seg.conditional else ""
-            message = (
-                f"{what.capitalize()} `{label}` is computed {when} ahead of static text{maybe}: "
-                f"{impact.describe()}. Move it after the static text"
-                + (" or into the last user message" if impact.history_priced else "")
-                + "."
-            )
+            if layout.samples > 1:
+                message = _varies_message(layout, i, what, label, impact.describe())
+            else:
+                when = "per request" if seg.timing is Timing.REQUEST else "once per process"
+                maybe = " (conditionally)" if seg.conditional else ""
+                message = (
+                    f"{what.capitalize()} `{label}` is computed {when} ahead of static text{maybe}: "
+                    f"{impact.describe()}. Move it after the static text"
+                    + (" or into the last user message" if impact.history_priced else "")
+                    + "."
+                )
             finding = self.finding(seg.location, impact, ctx, message=message)
             yield decorate(finding, layout, seg, pick_fix(seg, "move-to-end"))

@@ -23,6 +23,9 @@ class UnanalysableInput(Rule):
 
     Fix: make the file valid Python (or a valid template), or exclude it with ``exclude`` in
     ``[tool.prefixlint]``.
+
+    Fix safety: There is no automatic fix: the file has to be made readable and valid by hand (or
+    excluded).
     """
 
     code = "PFX001"
@@ -44,6 +47,9 @@ class TemplateIncludeError(Rule):
 
     Fix: use a literal template name that exists under the template search path, or suppress with
     ``{# prefixlint: ignore[PFX002] #}`` on the include's line.
+
+    Fix safety: There is no automatic fix: only the author knows which template the include should
+    name.
     """
 
     code = "PFX002"

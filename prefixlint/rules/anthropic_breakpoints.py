@@ -54,6 +54,9 @@ class TooManyBreakpoints(Rule):
     than missing the cache.
 
     Fix: keep at most four breakpoints; put them at the ends of the largest stable sections.
+
+    Fix safety: There is no automatic fix: which breakpoints to keep depends on the size and
+    lifetime of each section, which the code does not say.
     """
 
     code = "PFX501"
@@ -91,6 +94,9 @@ class LongTtlAfterShort(Rule):
     is rejected. A bare ``{"type": "ephemeral"}`` counts as 5 minutes.
 
     Fix: order breakpoints from the longest TTL to the shortest.
+
+    Fix safety: There is no automatic fix: putting the longer TTL first means reordering the blocks
+    of the request, which changes the prompt.
     """
 
     code = "PFX502"
@@ -129,6 +135,9 @@ class BreakpointOnDynamic(Rule):
     request, the entry is never read again: each request pays the cache-write premium for nothing.
 
     Fix: put the breakpoint on the last static block, before the dynamic content.
+
+    Fix safety: There is no automatic fix: moving the breakpoint to another block changes which
+    prefix is cached and what each request pays; the author chooses the block.
     """
 
     code = "PFX503"

@@ -30,14 +30,20 @@ class Example:
 
     ``code`` is the main file's text, named ``path``. ``files`` adds other files of the project
     (e.g. ``prompts.py`` or ``templates/system.j2``). For an invalid example, ``line`` is the
-    expected 1-based line of the finding in ``path`` (when given), and ``fixed`` is the expected
-    text of ``path`` after applying the rule's fix (safe, or unsafe when ``unsafe=True``).
+    expected 1-based line of the finding in ``path``, ``col`` and ``end_col`` its 1-based column
+    range as ``prefixlint check`` prints it (``end_line`` when it ends on another line), all
+    checked when given; ``fixed`` is the expected text of ``path`` after ``prefixlint check --fix``
+    (``--unsafe-fixes`` too when ``unsafe=True``). The test suite also keeps a snapshot of every
+    finding of every example (``tests/__snapshots__/test_rule_examples.ambr``).
     """
 
     code: str
     path: str = "example.py"
     files: dict[str, str] = field(default_factory=dict)
     line: int | None = None
+    col: int | None = None
+    end_line: int | None = None
+    end_col: int | None = None
     fixed: str | None = None
     unsafe: bool = False
     provider: str | None = None

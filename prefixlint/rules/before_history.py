@@ -40,6 +40,10 @@ class ValueBeforeHistory(Rule):
 
     Fix: move the value into the last user message (or a block after the history). This needs a
     code change the tool cannot make safely, so the fix is shown, not applied.
+
+    Fix safety: The fix is shown, not applied: moving a value behind the conversation history means
+    building the messages differently (a new message or block after the history), which a text edit
+    cannot do reliably.
     """
 
     code = "PFX301"

@@ -33,6 +33,9 @@ class PerRequestCacheKey(Rule):
     on every request routes each request somewhere else, so it can never hit.
 
     Fix: use a stable key: the prompt version, the tenant, or the user id.
+
+    Fix safety: There is no automatic fix: a stable key must follow what should share a cache (a
+    tenant, a prompt version), which the code does not say.
     """
 
     code = "PFX504"

@@ -17,6 +17,11 @@ class TimestampBeforeStatic(DynamicBeforeStatic):
 
     Fix: put the static text first and the timestamp at the end of the prompt, or better in the
     last user message. The unsafe fix moves the line that holds the value to the end.
+
+    Fix safety: The fix is unsafe: it changes the text the model reads. The value moves after the
+    instructions (or its line moves to the end of the prompt), and a model may answer differently
+    when instructions and data change places. The program itself runs as before; review the new
+    prompt, then apply it with ``--unsafe-fixes``.
     """
 
     code = "PFX101"
@@ -68,6 +73,11 @@ class IdentifierBeforeStatic(DynamicBeforeStatic):
 
     Fix: send ids as headers or metadata, not in the prompt; if the model needs one, put it in the
     last user message.
+
+    Fix safety: The fix is unsafe: it changes the text the model reads. The value moves after the
+    instructions (or its line moves to the end of the prompt), and a model may answer differently
+    when instructions and data change places. The program itself runs as before; review the new
+    prompt, then apply it with ``--unsafe-fixes``.
     """
 
     code = "PFX102"
@@ -92,6 +102,11 @@ class RandomBeforeStatic(DynamicBeforeStatic):
     request, so the static text after them is never cached.
 
     Fix: pick deterministically (e.g. by a hash of a stable key), or move the value to the end.
+
+    Fix safety: The fix is unsafe: it changes the text the model reads. The value moves after the
+    instructions (or its line moves to the end of the prompt), and a model may answer differently
+    when instructions and data change places. The program itself runs as before; review the new
+    prompt, then apply it with ``--unsafe-fixes``.
     """
 
     code = "PFX103"
@@ -111,6 +126,11 @@ class UserIdentityBeforeStatic(DynamicBeforeStatic):
 
     Fix: keep the shared instructions first and add the user's details after them, or in the last
     user message.
+
+    Fix safety: The fix is unsafe: it changes the text the model reads. The value moves after the
+    instructions (or its line moves to the end of the prompt), and a model may answer differently
+    when instructions and data change places. The program itself runs as before; review the new
+    prompt, then apply it with ``--unsafe-fixes``.
     """
 
     code = "PFX104"
@@ -129,6 +149,11 @@ class RetrievedContextBeforeStatic(DynamicBeforeStatic):
     every request; chunks are large, so this is often the most expensive layout mistake.
 
     Fix: put the static guidelines first and the retrieved context after them (or in the user turn).
+
+    Fix safety: The fix is unsafe: it changes the text the model reads. The value moves after the
+    instructions (or its line moves to the end of the prompt), and a model may answer differently
+    when instructions and data change places. The program itself runs as before; review the new
+    prompt, then apply it with ``--unsafe-fixes``.
     """
 
     code = "PFX105"
@@ -160,6 +185,11 @@ class ToolOutputBeforeStatic(DynamicBeforeStatic):
     Tool results change per call; instructions placed after them lose the cache.
 
     Fix: send tool results as tool messages after the conversation, and keep instructions first.
+
+    Fix safety: The fix is unsafe: it changes the text the model reads. The value moves after the
+    instructions (or its line moves to the end of the prompt), and a model may answer differently
+    when instructions and data change places. The program itself runs as before; review the new
+    prompt, then apply it with ``--unsafe-fixes``.
     """
 
     code = "PFX106"
@@ -175,6 +205,11 @@ class MemoryBeforeStatic(DynamicBeforeStatic):
     Memory grows or changes between turns; anything static after it is re-prefilled.
 
     Fix: keep the static instructions first and append memory after them.
+
+    Fix safety: The fix is unsafe: it changes the text the model reads. The value moves after the
+    instructions (or its line moves to the end of the prompt), and a model may answer differently
+    when instructions and data change places. The program itself runs as before; review the new
+    prompt, then apply it with ``--unsafe-fixes``.
     """
 
     code = "PFX107"
@@ -190,6 +225,11 @@ class EnvironmentBeforeStatic(DynamicBeforeStatic):
     These differ between replicas and runs, so a shared cache is split per host or process.
 
     Fix: leave them out of the prompt, or place them after the static text.
+
+    Fix safety: The fix is unsafe: it changes the text the model reads. The value moves after the
+    instructions (or its line moves to the end of the prompt), and a model may answer differently
+    when instructions and data change places. The program itself runs as before; review the new
+    prompt, then apply it with ``--unsafe-fixes``.
     """
 
     code = "PFX108"
@@ -206,6 +246,11 @@ class UnknownBeforeStatic(DynamicBeforeStatic):
     request. If it does, the static text after it is never cached.
 
     Fix: if the value is constant, make it a module constant; otherwise move it after the static text.
+
+    Fix safety: The fix is unsafe: it changes the text the model reads. The value moves after the
+    instructions (or its line moves to the end of the prompt), and a model may answer differently
+    when instructions and data change places. The program itself runs as before; review the new
+    prompt, then apply it with ``--unsafe-fixes``.
     """
 
     code = "PFX109"

@@ -43,6 +43,11 @@ class ImportTimeBeforeStatic(DynamicBeforeStatic):
 
     Fix: drop the value, make it a real constant (a version string), or move it after the static
     text.
+
+    Fix safety: The fix is unsafe: it changes the text the model reads. The value moves after the
+    instructions (or its line moves to the end of the prompt), and a model may answer differently
+    when instructions and data change places. The program itself runs as before; review the new
+    prompt, then apply it with ``--unsafe-fixes``.
     """
 
     code = "PFX201"

@@ -27,6 +27,9 @@ class MemoryAddressRepr(NondeterministicSerialization):
     every run and usually on every request, so nothing after it is cached.
 
     Fix: give the class a ``__repr__`` that prints stable fields, or render the fields you need.
+
+    Fix safety: There is no automatic fix: a stable ``__repr__`` depends on which fields identify
+    the object, which only its author knows.
     """
 
     code = "PFX403"

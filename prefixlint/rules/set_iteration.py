@@ -35,6 +35,11 @@ class SetIteration(NondeterministicSerialization):
     the bytes of the prefix, and the cache misses.
 
     Fix (safe): iterate in ``sorted(...)`` order.
+
+    Fix safety: The fix is safe: ``sorted(...)`` yields the same elements, each once, in a fixed
+    order instead of the hash order, which was arbitrary before; only the order of the listed tools
+    or names changes. It assumes elements that compare with each other (strings, numbers, tuples of
+    them); a set mixing types would make ``sorted`` raise ``TypeError``.
     """
 
     code = "PFX402"

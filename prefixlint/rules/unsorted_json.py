@@ -27,6 +27,12 @@ class UnsortedJson(NondeterministicSerialization):
     cache misses from that point on.
 
     Fix (safe): add ``sort_keys=True``.
+
+    Fix safety: The fix is safe: ``sort_keys=True`` changes only the order of the keys in the JSON
+    text, and the data read back from it is the same, so the program and the model get the same
+    information. It assumes keys that compare with each other, as the string keys of JSON objects
+    do; a dict mixing key types (``{1: 'a', 'b': 2}``) would make ``json.dumps`` raise
+    ``TypeError``.
     """
 
     code = "PFX401"

@@ -25,6 +25,9 @@ class UnusedSuppression(Rule):
         SYSTEM = "You are a helpful assistant."  # prefixlint: ignore[PFX101]
 
     Fix: delete the comment.
+
+    Fix safety: The fix is safe: it removes only a comment, or codes from it, that silences nothing,
+    so the code and every other finding stay the same.
     """
 
     code = "PFX900"

@@ -6,6 +6,9 @@ import unicodedata
 from typing import Any
 
 from prefixlint.analysis.payloads.markers import VolatileText
+from prefixlint.model.tools import tool_name
+
+__all__ = ["canonicalize", "normalize_text", "sorted_json", "tool_name"]
 
 _JSON_KEYS = ("response_format",)
 _NESTED_JSON = (("text", "format"), ("output_config", "format"))
@@ -18,16 +21,6 @@ def sorted_json(obj: Any) -> Any:
     if isinstance(obj, list):
         return [sorted_json(v) for v in obj]
     return obj
-
-
-def tool_name(tool: Any) -> str:
-    """A tool's name in OpenAI chat, Responses or Anthropic shape."""
-    if isinstance(tool, dict):
-        fn = tool.get("function")
-        if isinstance(fn, dict) and "name" in fn:
-            return str(fn["name"])
-        return str(tool.get("name", ""))
-    return ""
 
 
 def normalize_text(text: str, newlines: bool, trailing: bool, nfc: bool) -> str:

@@ -47,7 +47,7 @@ def shared_prefix(
     cache = PieceCache(tokenizer_for(provider, body_a.get("model")))
     pa = pieces_from_request(body_a, api, cache, keep_text=True)
     pb = pieces_from_request(body_b, api, cache, keep_text=True)
-    return first_divergence(pa, pb)
+    return first_divergence(pa, pb, cache.tokenizer)  # to the token, as `prefixlint diff` counts
 
 
 def assert_shared_prefix(

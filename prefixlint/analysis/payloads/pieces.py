@@ -99,10 +99,18 @@ class PieceCache:
     between turns costs one dictionary lookup.
     """
 
-    def __init__(self, tokenizer: Tokenizer, max_entries: int = 50_000) -> None:
+    def __init__(
+        self, tokenizer: Tokenizer, max_entries: int = 50_000, fast: bool = True, snapshots: bool = True
+    ) -> None:
+        """``fast``: use the Rust encoder when it agrees (loading it costs about a second once per
+        process: worth it for a long-lived client, not for a lint run over a few payload files).
+        ``snapshots``: remember each request's messages to reuse its pieces when the same objects come
+        again (an application's history); off for callers whose objects are always new (parsed log
+        lines)."""
         self.tokenizer = tokenizer
-        self._encode = fast_encoder(tokenizer)
-        self._rust = _agreeing_rust_encoder(tokenizer)  # called directly on the hot path
+        self.snapshots = snapshots
+        self._encode = fast_encoder(tokenizer) if fast else tokenizer.encode
+        self._rust = _agreeing_rust_encoder(tokenizer) if fast else None  # called directly on the hot path
         self.max_entries = max_entries
         self._entries: dict[tuple[str, str | None, str], _Entry] = {}
         self._chains: dict[tuple[bytes, bytes], bytes] = {}
@@ -141,6 +149,19 @@ class PieceCache:
         entry = _Entry(len(ids), digest, sketch)
         self._entries[key] = entry
         return entry
+
+    def seed(self, section: str, role: str | None, text: str, tokens: int) -> None:
+        """Remember a text whose token count is known without tokenizing it (no sketch: it is never
+        partly matched). The log audit uses it for the text it moves in its counterfactual request."""
+        key = (section, role, text)
+        if key in self._entries:
+            return
+        if len(self._entries) >= self.max_entries:
+            self._entries.clear()
+        digest = blake2b(
+            f"{section}\x00{role or ''}\x00{text}".encode("utf-8", "surrogatepass"), digest_size=16
+        ).digest()
+        self._entries[key] = _Entry(tokens, digest, ())
 
     def digest(self, section: str, role: str | None, text: str) -> bytes:
         """The content digest of a piece, without tokenizing it (the same bytes :meth:`entry` hashes)."""
@@ -242,7 +263,7 @@ def _raw_pieces(body: dict[str, Any], api: str) -> Iterator[_Raw]:
         if isinstance(instr, str) and instr:
             stable = not isinstance(instr, VolatileText)
             yield "instructions", Section.SYSTEM, "system", instr, stable, None, None
-    key = "input" if api == "responses" else "messages"
+    key = messages_key(api)
     msgs = body.get(key)
     if isinstance(msgs, str):
         yield key, Section.MESSAGES, "user", msgs, not isinstance(msgs, VolatileText), None, 0
@@ -383,6 +404,22 @@ def _reusable(
     return snap, _same_count(msgs, snap.copies)
 
 
+def messages_key(api: str) -> str:
+    """The body key that holds the conversation: ``input`` for the Responses API, else ``messages``."""
+    return "input" if api == "responses" else "messages"
+
+
+@dataclass(slots=True)
+class _Progress:
+    """Pieces cut so far, and where the next one starts."""
+
+    out: list[Piece]
+    starts: list[int]  # index in ``out`` of the first piece of each message
+    prev: bytes = b""  # chained hash of the last piece
+    end: int = 0  # token position after the last piece
+    last_msg: int | None = -1  # message index of the last piece
+
+
 def pieces_from_request(
     body: dict[str, Any], api: str, cache: PieceCache, keep_text: bool = False
 ) -> list[Piece]:
@@ -393,38 +430,52 @@ def pieces_from_request(
     processed. A top-level Anthropic ``cache_control`` (automatic caching) is recorded as a
     breakpoint on the last piece.
     """
-    key = "input" if api == "responses" else "messages"
+    key = messages_key(api)
     msgs = body.get(key)
-    out: list[Piece] = []
-    starts: list[int] = []
-    prev = b""
-    end = 0
-    last_msg: int | None = -1
-    reuse = 0
-    snap = None
-    if isinstance(msgs, list) and msgs:
+    snap, reuse = None, 0
+    if cache.snapshots and isinstance(msgs, list) and msgs:
         snap, reuse = _reusable(body, msgs, cache, keep_text)
-    raws: Iterable[_Raw]
     if snap is not None and reuse:
-        cut = snap.starts[reuse] if reuse < len(snap.starts) else len(snap.pieces)
-        out = snap.pieces[:cut]
-        starts = snap.starts[:reuse]
-        if out:
-            prev, end = out[-1].chain, out[-1].end
-        last_msg = reuse - 1
-        new_raws: list[_Raw] = []
-        for i in range(reuse, len(msgs)):
-            m = msgs[i]
-            c = m.get("content") if type(m) is dict else None
-            if type(c) is str and not m.get("tool_calls"):  # one text piece, as _message_pieces gives
-                role = m.get("role") or m.get("type")
-                section = Section.SYSTEM if role in ("system", "developer") else Section.MESSAGES
-                new_raws.append((f"{key}[{i}].content", section, role, c, True, None, i))
-            else:
-                new_raws.extend(_message_pieces(m, f"{key}[{i}]", i))
-        raws = new_raws
+        progress = _resumed(snap, reuse)
+        raws: Iterable[_Raw] = _new_message_raws(msgs, key, reuse)  # type: ignore[arg-type]
     else:
+        progress, snap, reuse = _Progress([], []), None, 0
         raws = _raw_pieces(body, api)
+    _append_pieces(progress, raws, cache, keep_text)
+    out = progress.out
+    if cache.snapshots and isinstance(msgs, list) and msgs and len(progress.starts) == len(msgs):
+        out = _remember(cache, body, msgs, progress, snap, reuse, keep_text)
+    return _with_top_level_breakpoint(body, api, out)
+
+
+def _resumed(snap: _Snapshot, reuse: int) -> _Progress:
+    """Progress after the first ``reuse`` messages of a remembered request (their pieces, reused)."""
+    cut = snap.starts[reuse] if reuse < len(snap.starts) else len(snap.pieces)
+    progress = _Progress(snap.pieces[:cut], snap.starts[:reuse], last_msg=reuse - 1)
+    if progress.out:
+        progress.prev, progress.end = progress.out[-1].chain, progress.out[-1].end
+    return progress
+
+
+def _new_message_raws(msgs: list[Any], key: str, first: int) -> list[_Raw]:
+    """Raw pieces of messages ``first`` onward (a plain text message without tool calls, inline)."""
+    raws: list[_Raw] = []
+    for i in range(first, len(msgs)):
+        m = msgs[i]
+        c = m.get("content") if type(m) is dict else None
+        if type(c) is str and not m.get("tool_calls"):  # one text piece, as _message_pieces gives
+            role = m.get("role") or m.get("type")
+            section = Section.SYSTEM if role in ("system", "developer") else Section.MESSAGES
+            raws.append((f"{key}[{i}].content", section, role, c, True, None, i))
+        else:
+            raws.extend(_message_pieces(m, f"{key}[{i}]", i))
+    return raws
+
+
+def _append_pieces(progress: _Progress, raws: Iterable[_Raw], cache: PieceCache, keep_text: bool) -> None:
+    """Cut a piece from each raw piece: token count (with message overhead), hashes, sketch."""
+    out, starts = progress.out, progress.starts
+    prev, end, last_msg = progress.prev, progress.end, progress.last_msg
     entry, chains = cache.entry, cache._chains
     for path, section, role, text, stable, ttl, mi in raws:
         e = entry(section._value_, role, text)
@@ -452,18 +503,34 @@ def pieces_from_request(
                 text if keep_text else None,
             )
         )
-    if isinstance(msgs, list) and msgs and len(starts) == len(msgs):
-        if len(cache._snapshots) >= 256:
-            cache._snapshots.clear()
-        if snap is not None and reuse:  # copy only the new messages
-            head = snap.head
-            copies = snap.copies[:reuse]
-            copies.extend(map(_copy, msgs[reuse:]))
-        else:
-            head = tuple(map(_copy, map(body.get, _HEAD_KEYS, _HEAD_MISSING)))
-            copies = list(map(_copy, msgs))
-        cache._snapshots[id(msgs[0])] = _Snapshot(msgs[0], head, copies, starts, out, keep_text)
-        out = list(out)
+    progress.prev, progress.end, progress.last_msg = prev, end, last_msg
+
+
+def _remember(
+    cache: PieceCache,
+    body: dict[str, Any],
+    msgs: list[Any],
+    progress: _Progress,
+    snap: _Snapshot | None,
+    reuse: int,
+    keep_text: bool,
+) -> list[Piece]:
+    """Keep this request as the snapshot of its conversation; returns a copy of its pieces."""
+    if len(cache._snapshots) >= 256:
+        cache._snapshots.clear()
+    if snap is not None and reuse:  # copy only the new messages
+        head = snap.head
+        copies = snap.copies[:reuse]
+        copies.extend(map(_copy, msgs[reuse:]))
+    else:
+        head = tuple(map(_copy, map(body.get, _HEAD_KEYS, _HEAD_MISSING)))
+        copies = list(map(_copy, msgs))
+    cache._snapshots[id(msgs[0])] = _Snapshot(msgs[0], head, copies, progress.starts, progress.out, keep_text)
+    return list(progress.out)
+
+
+def _with_top_level_breakpoint(body: dict[str, Any], api: str, out: list[Piece]) -> list[Piece]:
+    """A top-level Anthropic ``cache_control`` (automatic caching) as a breakpoint on the last piece."""
     top = body.get("cache_control") if api == "messages" else None
     if out and isinstance(top, dict):
         out[-1] = replace(out[-1], ttl=str(top.get("ttl") or "5m"))
@@ -481,7 +548,7 @@ def head_pieces(body: dict[str, Any], api: str, cache: PieceCache) -> list[Piece
         for k in ("tools", "response_format", "text", "output_config", "system", "instructions")
         if k in body
     }
-    key = "input" if api == "responses" else "messages"
+    key = messages_key(api)
     msgs = body.get(key)
     if isinstance(msgs, list):
         lead = []

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import re
 import typing
 from bisect import bisect_right
 from collections.abc import Callable
@@ -25,6 +24,7 @@ import libcst as cst
 
 from prefixlint.analysis.python.positions import LazyPositions
 from prefixlint.model.layout import SourceLocation
+from prefixlint.model.source_text import line_starts
 
 
 @dataclass
@@ -73,6 +73,8 @@ class ModuleInfo:
     name_uses: dict[str, int] = field(default_factory=dict)
     # function -> its ``return <value>`` statements (not those of nested functions or classes)
     returns: dict[cst.FunctionDef, list[cst.Return]] = field(default_factory=dict)
+    # function -> ops per local name (filled by ``resolve.local_ops``, kept as long as the module)
+    local_ops: dict[cst.FunctionDef, Any] = field(default_factory=dict, repr=False, compare=False)
     _positions: LazyPositions | None = field(default=None, repr=False)
 
     @property
@@ -92,14 +94,14 @@ class ModuleInfo:
     def line_col(self, offset: int) -> tuple[int, int]:
         """1-based line and 0-based column of a character offset (libcst's numbering)."""
         if not self.line_starts:
-            self.line_starts = _line_starts(self.text)
+            self.line_starts = line_starts(self.text)
         i = bisect_right(self.line_starts, offset) - 1
         return i + 1, offset - self.line_starts[i]
 
     def offset(self, line: int, col: int) -> int:
         """The character offset of a 1-based line and 0-based column (inverse of :meth:`line_col`)."""
         if not self.line_starts:
-            self.line_starts = _line_starts(self.text)
+            self.line_starts = line_starts(self.text)
         return self.line_starts[min(max(line, 1), len(self.line_starts)) - 1] + col
 
     def start(self, node: cst.CSTNode) -> tuple[int, int] | None:
@@ -262,35 +264,10 @@ def _resolved(path: str) -> str:
     return str(Path(path).resolve())
 
 
-_EVALUATED: dict[int, tuple[cst.CSTNode, object]] = {}
-
-
+@lru_cache(maxsize=8192)  # nodes hash by identity; bounded, least recently used first out
 def evaluated(node: cst.BaseExpression) -> object:
     """``node.evaluated_value``, remembered per node (libcst runs ``ast.literal_eval`` each time)."""
-    hit = _EVALUATED.get(id(node))
-    if hit is not None and hit[0] is node:
-        return hit[1]
-    value = node.evaluated_value  # type: ignore[attr-defined]
-    if len(_EVALUATED) > 100_000:
-        _EVALUATED.clear()
-    _EVALUATED[id(node)] = (node, value)
-    return value
-
-
-_NEWLINE = re.compile(r"\r\n?|\n")
-
-
-def _line_starts(text: str) -> list[int]:
-    """Offsets where each line starts, splitting lines as libcst does (``\r\n``, ``\r``, ``\n``)."""
-    if "\r" not in text:
-        starts = [0]
-        find = text.find
-        i = find("\n")
-        while i >= 0:
-            starts.append(i + 1)
-            i = find("\n", i + 1)
-        return starts
-    return [0, *(m.end() for m in _NEWLINE.finditer(text))]
+    return node.evaluated_value  # type: ignore[attr-defined]
 
 
 def parse_module(path: str, text: str) -> ModuleInfo:

@@ -9,6 +9,7 @@ Every file read is recorded so the lint cache can invalidate dependents.
 
 from __future__ import annotations
 
+import logging
 import os
 from bisect import bisect_right
 from collections.abc import Callable
@@ -17,6 +18,9 @@ from pathlib import Path
 from prefixlint.analysis.python.collect import ModuleInfo, parse_module, resolved
 from prefixlint.model.files import file_key
 from prefixlint.model.settings import Settings
+from prefixlint.model.source_text import read_source
+
+log = logging.getLogger(__name__)
 
 
 class ProjectContext:
@@ -139,11 +143,15 @@ class ProjectContext:
             self._refs.clear()
             self._blob = None
         self._modules[key] = (sig, None)  # guards against import cycles while parsing
+        text, error = read_source(key)  # a fixed text under ``--diff`` stands in for the file
+        info = None
         try:
-            text = Path(key).read_text("utf-8")
-            info = parse_module(key, text)
-        except Exception:
-            info = None
+            if text is not None:
+                info = parse_module(key, text)
+        except Exception as exc:  # unparsable: what it defines stays unknown to its importers
+            error = exc
+        if info is None:
+            log.debug("project module %s not indexed: %s", key, getattr(error, "message", error))
         self._modules[key] = (sig, info)
         return info
 

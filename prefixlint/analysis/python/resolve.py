@@ -26,19 +26,12 @@ class Op:
     loop_iter: cst.BaseExpression | None = None  # the iterable of the enclosing for loop
 
 
-_CACHE: dict[int, tuple[cst.FunctionDef, dict[str, list[Op]]]] = {}
-
-
 def local_ops(mod: ModuleInfo, func: cst.FunctionDef) -> dict[str, list[Op]]:
-    """Ops per local name in ``func`` (cached per function node)."""
-    hit = _CACHE.get(id(func))
-    if hit is not None and hit[0] is func:
-        return hit[1]
-    ops: dict[str, list[Op]] = {}
-    _walk_block(mod, func.body, ops, conditional=False, loop_iter=None)
-    if len(_CACHE) > 4096:
-        _CACHE.clear()
-    _CACHE[id(func)] = (func, ops)
+    """Ops per local name in ``func``, remembered in its module (they live and go together)."""
+    ops = mod.local_ops.get(func)
+    if ops is None:
+        ops = mod.local_ops[func] = {}
+        _walk_block(mod, func.body, ops, conditional=False, loop_iter=None)
     return ops
 
 

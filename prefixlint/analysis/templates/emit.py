@@ -7,7 +7,6 @@ segment list, the errors, the dependencies and the stack of templates being expa
 
 from __future__ import annotations
 
-import bisect
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -16,6 +15,7 @@ from prefixlint.analysis.catalog import Catalog
 from prefixlint.analysis.result import AnalysisError
 from prefixlint.analysis.templates.bindings import Binding, name_binding
 from prefixlint.model.layout import DynamicKind, Section, Segment, SourceLocation, Timing
+from prefixlint.model.source_text import LineIndex as LineIndex  # one line index everywhere
 
 
 @dataclass
@@ -25,20 +25,6 @@ class TemplateResult:
     segments: list[Segment]
     dependencies: set[str] = field(default_factory=set)
     errors: list[AnalysisError] = field(default_factory=list)
-
-
-class LineIndex:
-    """Turns offsets in a text into 1-based lines and 0-based columns."""
-
-    def __init__(self, text: str) -> None:
-        self.starts = [0]
-        for i, ch in enumerate(text):
-            if ch == "\n":
-                self.starts.append(i + 1)
-
-    def position(self, offset: int) -> tuple[int, int]:
-        line = bisect.bisect_right(self.starts, offset)
-        return line, offset - self.starts[line - 1]
 
 
 @dataclass(frozen=True)

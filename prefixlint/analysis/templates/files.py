@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import contextlib
-import fnmatch
 import os
 from collections.abc import Sequence
 from functools import lru_cache
 from pathlib import Path, PurePosixPath
 
+from prefixlint.model.globs import glob_match
 from prefixlint.model.settings import Settings
 
 # Styles a file can have. "plain" is a prompt file with ``{var}`` or ``{{var}}`` placeholders whose
@@ -45,33 +44,18 @@ _SKIP_DIRS = frozenset(
 _MAX_INDEXED = 100_000
 
 
-def _matches(path: Path, glob: str, root: Path | None) -> bool:
-    if "/" not in glob:
-        return fnmatch.fnmatchcase(path.name, glob)
-    candidates = [path.as_posix()]
-    if root is not None:
-        with contextlib.suppress(ValueError, OSError):
-            candidates.append(path.resolve().relative_to(root.resolve()).as_posix())
-    pattern = glob[2:] if glob.startswith("./") else glob
-    for cand in candidates:
-        if fnmatch.fnmatchcase(cand, pattern) or fnmatch.fnmatchcase(cand, "*/" + pattern.lstrip("*/")):
-            return True
-        if PurePosixPath(cand).match(pattern):
-            return True
-    return False
-
-
 def template_style_for(path: Path, settings: Settings) -> str | None:
     """The template style of a file by its suffix and the config globs, or None if it is not one.
 
     ``plain-prompt-globs`` give "plain"; ``template-globs`` give the suffix's style (``.prompty`` ->
-    "prompty", ``.prompt`` -> "plain", anything else the config names -> "jinja").
+    "prompty", ``.prompt`` -> "plain", anything else the config names -> "jinja"). Globs are read as
+    :mod:`prefixlint.model.globs` says (gitignore syntax, relative to the config's folder).
     """
-    root = Path(settings.root) if settings.root else None
     path = Path(path)
-    if any(_matches(path, g, root) for g in settings.plain_prompt_globs):
+    full = os.path.abspath(path)
+    if glob_match(settings.plain_prompt_globs, full, settings.root):
         return "plain"
-    if any(_matches(path, g, root) for g in settings.template_globs):
+    if glob_match(settings.template_globs, full, settings.root):
         return _SUFFIX_STYLES.get(path.suffix.lower(), "jinja")
     return None
 

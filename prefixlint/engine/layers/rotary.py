@@ -1,5 +1,5 @@
-"""Rotary position embedding (rotate-half convention, as Hugging Face Llama/Qwen2), with the
-Llama 3 frequency scaling."""
+"""Rotary position embedding (rotate-half convention, as Hugging Face Llama/Qwen2), with linear
+and Llama 3 frequency scaling (``config.rope_settings`` refuses any other rope type)."""
 
 from __future__ import annotations
 
@@ -27,8 +27,13 @@ class RotaryEmbedding(nn.Module):
     def __init__(self, head_dim: int, theta: float, scaling: dict | None = None) -> None:
         super().__init__()
         inv_freq = 1.0 / (theta ** (torch.arange(0, head_dim, 2, dtype=torch.float64) / head_dim))
-        if scaling:
-            inv_freq = _llama3_scale(inv_freq, scaling)
+        kind = (scaling or {}).get("rope_type", "default")
+        if kind == "llama3":
+            inv_freq = _llama3_scale(inv_freq, scaling)  # type: ignore[arg-type]
+        elif kind == "linear":
+            inv_freq = inv_freq / scaling["factor"]  # type: ignore[index]
+        elif kind != "default":
+            raise ValueError(f"rope type {kind!r} is not implemented")
         # A plain attribute, not a buffer: it stays float32 when the model is cast to bf16.
         self.inv_freq = inv_freq.float().to(torch.get_default_device())
 

@@ -1,0 +1,224 @@
+"""Forked worker processes that stream results back, so that a crash costs one file, not the run.
+
+libcst's native parser overflows its stack on some deeply nested input (``'[' * 3000``, a long chain
+of unary operators or of ``and``) and takes its process down with a segmentation fault, which no
+``except`` can catch. So every file is checked in a child process forked from this one: children
+inherit the list of work and the imported modules, take chunks of indexes from the parent, and send
+each result back as soon as it is done. When a child dies, the parent knows exactly which item it was
+working on (the first one of its chunk without a result): that item gets ``on_crash``'s result, the
+rest of the chunk goes back to the queue, and a fresh child takes over.
+
+Only on POSIX (``os.fork``) and only while this process runs a single thread; :func:`can_fork` says
+so, and the caller falls back to ``concurrent.futures`` otherwise.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import pickle
+import selectors
+import signal
+import struct
+import sys
+from collections import deque
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager
+from dataclasses import dataclass, field
+from typing import Any
+
+_FRAME = struct.Struct("<Q")  # the length of one pickled result
+_TASK = struct.Struct("<qq")  # a chunk of indexes [start, end); start < 0 means "stop"
+
+
+def can_fork() -> bool:
+    """True where a child can be forked safely: POSIX, and no other thread holds locks."""
+    if not hasattr(os, "fork"):
+        return False
+    threading = sys.modules.get("threading")
+    return threading is None or threading.active_count() == 1
+
+
+@dataclass
+class _Child:
+    pid: int
+    tasks: int  # write end: chunks for the child
+    results: int  # read end: framed results from the child
+    chunk: tuple[int, int] | None = None
+    received: int = 0
+    buffer: bytearray = field(default_factory=bytearray)
+
+
+def describe_exit(status: int) -> str:
+    """``was killed by SIGSEGV`` or ``exited with status 3`` for a ``waitpid`` status."""
+    code = os.waitstatus_to_exitcode(status)
+    if code < 0:
+        try:
+            name = signal.Signals(-code).name
+        except ValueError:
+            name = f"signal {-code}"
+        return f"was killed by {name}"
+    return f"exited with status {code}"
+
+
+def run_forked(
+    count: int,
+    work: Callable[[int], Any],
+    on_crash: Callable[[int, str], Any],
+    jobs: int,
+    chunk_size: int,
+    on_result: Callable[[int, Any], None] | None = None,
+    around: Callable[[], AbstractContextManager[Any]] = contextlib.nullcontext,
+) -> list[Any]:
+    """``[work(i) for i in range(count)]``, computed in ``jobs`` forked children.
+
+    An item whose child dies while working on it gets ``on_crash(i, "was killed by SIGSEGV")``; an
+    exception that escapes ``work`` in the child gets ``on_crash(i, "raised ...")``.
+    ``on_result(i, result)`` runs in this process as results arrive (progress); each child works
+    inside ``around()`` (the garbage collector settings of a run).
+    """
+    results: list[Any] = [None] * count
+    queue: deque[tuple[int, int]] = deque(
+        (i, min(i + chunk_size, count)) for i in range(0, count, max(1, chunk_size))
+    )
+    children: dict[int, _Child] = {}
+    selector = selectors.DefaultSelector()
+
+    def done(i: int, value: Any) -> None:
+        results[i] = value
+        if on_result is not None:
+            on_result(i, value)
+
+    def assign(child: _Child) -> None:
+        child.chunk = queue.popleft() if queue else None
+        child.received = 0
+        start, end = child.chunk if child.chunk else (-1, -1)
+        os.write(child.tasks, _TASK.pack(start, end))
+
+    def spawn() -> None:
+        child = _spawn(work, around, [fd for c in children.values() for fd in (c.tasks, c.results)])
+        children[child.results] = child
+        selector.register(child.results, selectors.EVENT_READ, child)
+        assign(child)
+
+    try:
+        for _ in range(min(jobs, len(queue))):
+            spawn()
+        while children:
+            for key, _ in selector.select():
+                child: _Child = key.data
+                data = os.read(child.results, 1 << 20)
+                if data:
+                    child.buffer += data
+                    for i, value in _frames(child.buffer):
+                        if isinstance(value, _Raised):
+                            value = on_crash(i, f"raised {value.error}")
+                        done(i, value)
+                        child.received += 1
+                    if child.chunk and child.received == child.chunk[1] - child.chunk[0]:
+                        assign(child)
+                    continue
+                selector.unregister(child.results)
+                del children[child.results]
+                os.close(child.results)
+                os.close(child.tasks)
+                _, status = os.waitpid(child.pid, 0)
+                if child.chunk is not None:
+                    start, end = child.chunk
+                    culprit = start + child.received
+                    if culprit < end:
+                        done(culprit, on_crash(culprit, describe_exit(status)))
+                        if culprit + 1 < end:
+                            queue.appendleft((culprit + 1, end))
+                if queue:
+                    spawn()
+    finally:
+        for child in children.values():  # interrupted: leave no child behind
+            with contextlib.suppress(OSError):
+                os.kill(child.pid, signal.SIGKILL)
+            with contextlib.suppress(OSError):
+                os.waitpid(child.pid, 0)
+            for fd in (child.tasks, child.results):
+                with contextlib.suppress(OSError):
+                    os.close(fd)
+        selector.close()
+    return results
+
+
+@dataclass(frozen=True)
+class _Raised:
+    """An exception that escaped ``work`` in a child (``BaseException`` too, e.g. a Rust panic)."""
+
+    error: str
+
+
+def _frames(buffer: bytearray) -> Iterator[tuple[int, Any]]:
+    """Complete ``(index, result)`` frames at the start of ``buffer``, removed from it."""
+    while len(buffer) >= _FRAME.size:
+        (size,) = _FRAME.unpack_from(buffer)
+        if len(buffer) < _FRAME.size + size:
+            return
+        blob = bytes(buffer[_FRAME.size : _FRAME.size + size])
+        del buffer[: _FRAME.size + size]
+        yield pickle.loads(blob)
+
+
+def _spawn(
+    work: Callable[[int], Any], around: Callable[[], AbstractContextManager[Any]], inherited: list[int]
+) -> _Child:
+    task_r, task_w = os.pipe()
+    result_r, result_w = os.pipe()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    pid = os.fork()
+    if pid == 0:  # the child: never returns
+        code = 0
+        try:
+            for fd in (task_w, result_r, *inherited):
+                os.close(fd)
+            signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent stops us on Ctrl-C
+            faulthandler = sys.modules.get("faulthandler")
+            if faulthandler is not None:  # a crash here is the file's PFX001, not a traceback dump
+                faulthandler.disable()
+            with around():
+                _serve(task_r, result_w, work)
+        except BaseException:
+            code = 70
+        finally:
+            # No atexit handlers, no flushing of buffers inherited from the parent: they are its own.
+            os._exit(code)
+    os.close(task_r)
+    os.close(result_w)
+    return _Child(pid, task_w, result_r)
+
+
+def _serve(tasks: int, results: int, work: Callable[[int], Any]) -> None:
+    while True:
+        head = _read_exact(tasks, _TASK.size)
+        if head is None:
+            return
+        start, end = _TASK.unpack(head)
+        if start < 0:
+            return
+        for i in range(start, end):
+            try:
+                blob = pickle.dumps((i, work(i)), pickle.HIGHEST_PROTOCOL)
+            except BaseException as exc:
+                blob = pickle.dumps((i, _Raised(f"{type(exc).__name__}: {exc}")))
+            _write_all(results, _FRAME.pack(len(blob)) + blob)
+
+
+def _read_exact(fd: int, n: int) -> bytes | None:
+    data = b""
+    while len(data) < n:
+        chunk = os.read(fd, n - len(data))
+        if not chunk:
+            return None
+        data += chunk
+    return data
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
