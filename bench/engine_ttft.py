@@ -43,7 +43,7 @@ HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE.parent), str(HERE)]
 
 import torch  # noqa: E402
-from served_engine import Sample, ServedEngine, process_cpu_seconds  # noqa: E402
+from served_engine import Sample, ServedEngine, cpu_clock, process_cpu_seconds  # noqa: E402
 
 from prefixlint.engine import PRESETS, ModelConfig  # noqa: E402
 from prefixlint.engine.models.llama import build_model  # noqa: E402
@@ -212,6 +212,7 @@ def measure(args: argparse.Namespace) -> dict:
             "suffix_tokens": args.suffix,
             "reps": args.reps,
             "logprob_gap": check_same_model(srv, model),
+            "cpu_clock": cpu_clock(),  # None: no CPU-time columns on this machine, wall time only
             "env": {k: os.environ[k] for k in ("OMP_NUM_THREADS", "OMP_WAIT_POLICY") if k in os.environ},
             "lengths": {},
         }

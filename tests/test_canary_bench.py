@@ -66,7 +66,11 @@ def test_server_reporting_hits_without_the_speed_is_caught() -> None:
     run, _ = _run(FakeServerConfig(lie="report-without-speed", **SLOW), alpha=1e-3)
     cal = run.lengths[0].calibration
     assert not cal.separable and "fallback" in cal.method
-    assert cal.reported_hit_slow >= 5  # 6 reported hits, all at miss speed
+    # 6 reported hits at miss speed. Each is miss-like unless chance put it below every miss
+    # (undecidable, listed); with exchangeable arms the two fastest of 12 are both hits 23% of
+    # the time, so only "caught at all" is certain (all 6 below every miss: 1/924).
+    assert cal.reported_hit_slow >= 1
+    assert cal.reported_hit_slow + cal.undecidable == 6 and cal.reported_miss_fast == 0
     assert run.lengths[0].speedup_p50 < 1.5
 
 
