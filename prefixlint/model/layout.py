@@ -77,8 +77,37 @@ class Timing(str, Enum):
     """When a value is computed."""
 
     STATIC = "static"  # never changes: literal text, constants
-    PROCESS = "process"  # once per process (import time, default arguments)
+    PROCESS = "process"  # once per process (import time, default arguments, settings read once)
     REQUEST = "request"  # on every request
+    # Not known: an attribute read or a parameter with no visible caller. Never reported as
+    # "computed per request"; it has its own rule code and a lower severity.
+    UNKNOWN = "unknown"
+
+
+class Granularity(str, Enum):
+    """How often a time value changes, read from the call and its format string."""
+
+    SUB_SECOND = "sub_second"  # time.time(), datetime.now() unformatted, isoformat() with time
+    SECOND = "second"  # %H:%M:%S
+    MINUTE = "minute"  # %H:%M
+    HOUR = "hour"  # %H without minutes
+    DAY = "day"  # date.today(), .date(), %Y-%m-%d, "%B %d, %Y"
+    MONTH = "month"  # %Y-%m, %B %Y
+    YEAR = "year"  # %Y
+
+    @property
+    def sub_day(self) -> bool:
+        """True when the value changes more than once a day (about every request)."""
+        return self in (Granularity.SUB_SECOND, Granularity.SECOND, Granularity.MINUTE, Granularity.HOUR)
+
+
+class Cardinality(str, Enum):
+    """How many distinct texts a value takes while the cache would stay warm (the cost model)."""
+
+    FEW = "few"  # a locale, a plan tier, a flag: a few warm copies of the prefix
+    PER_USER = "per_user"  # one warm copy per user or tenant
+    PER_SESSION = "per_session"  # one per conversation or run
+    PER_REQUEST = "per_request"  # a request id, a timestamp to the second: misses every time
 
 
 class Nondeterminism(str, Enum):
@@ -139,6 +168,10 @@ class Segment:
     cache_control: CacheControl | None = None
     nondeterminism: Nondeterminism | None = None
     is_last_user_message: bool = False
+    # For time values: how often the text changes (None: not a time value, or not known).
+    granularity: Granularity | None = None
+    # How many distinct texts the value takes, where the code tells (None: not known).
+    cardinality: Cardinality | None = None
     # Fixes an analyzer can offer for this segment (e.g. add sort_keys, move to the last user turn).
     fixes: tuple[Fix, ...] = ()
 
