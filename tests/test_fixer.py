@@ -16,6 +16,10 @@ from prefixlint.model.settings import Settings
 
 SRC = 'import json\nPAYLOAD = json.dumps(data)\nSYSTEM = "static"\n'
 
+# Small prompts stay below the provider minimum (informational findings); these tests are about fixes,
+# so every finding fails the run here (see docs/severity.md).
+EVERY = ["--min-impact-tokens", "0"]
+
 
 def with_fix(
     code: str, edits: tuple[Edit, ...], applicability: Applicability = Applicability.SAFE, path: str = "a.py"
@@ -132,9 +136,9 @@ def test_cli_fix_sort_keys_end_to_end(tmp_path: Path) -> None:
         "        ],\n"
         "    )\n"
     )
-    code, out, _ = invoke(["check", "--no-cache", "--output-format", "concise", "app.py"], tmp_path)
+    code, out, _ = invoke(["check", "--no-cache", *EVERY, "--output-format", "concise", "app.py"], tmp_path)
     assert code == 1 and "PFX401 [*]" in out
-    code, out, _ = invoke(["check", "--no-cache", "--fix", "app.py"], tmp_path)
+    code, out, _ = invoke(["check", "--no-cache", *EVERY, "--fix", "app.py"], tmp_path)
     fixed = path.read_text()
     assert "json.dumps(tools_data, sort_keys=True)" in fixed, out
     # what is left is the per-request tools text ahead of the rules, whose fix is unsafe
@@ -142,7 +146,7 @@ def test_cli_fix_sort_keys_end_to_end(tmp_path: Path) -> None:
     import libcst
 
     libcst.parse_module(fixed)
-    code, _, _ = invoke(["check", "--no-cache", "--fix", "app.py"], tmp_path)
+    code, _, _ = invoke(["check", "--no-cache", *EVERY, "--fix", "app.py"], tmp_path)
     assert code == 1 and path.read_text() == fixed
 
 
@@ -178,11 +182,11 @@ def test_cli_unsafe_fix_moves_placeholder_line_of_template_constant(tmp_path: Pa
         '        messages=[{"role": "system", "content": system}, {"role": "user", "content": q}],\n'
         "    )\n"
     )
-    code, out, _ = invoke(["check", "--no-cache", "--output-format", "concise", "agent.py"], tmp_path)
+    code, out, _ = invoke(["check", "--no-cache", *EVERY, "--output-format", "concise", "agent.py"], tmp_path)
     assert code == 1 and "prompts.py:1:31: PFX101" in out
-    code, out, _ = invoke(["check", "--no-cache", "--fix", "agent.py"], tmp_path)
+    code, out, _ = invoke(["check", "--no-cache", *EVERY, "--fix", "agent.py"], tmp_path)
     assert code == 1 and "1 hidden fix can be enabled with the `--unsafe-fixes` option" in out, out
-    code, out, _ = invoke(["check", "--no-cache", "--fix", "--unsafe-fixes", "agent.py"], tmp_path)
+    code, out, _ = invoke(["check", "--no-cache", *EVERY, "--fix", "--unsafe-fixes", "agent.py"], tmp_path)
     fixed = prompts.read_text()
     assert code == 0, out
     assert fixed.startswith('SYSTEM_TEMPLATE = """You are the billing assistant')
@@ -190,7 +194,7 @@ def test_cli_unsafe_fix_moves_placeholder_line_of_template_constant(tmp_path: Pa
     import libcst
 
     libcst.parse_module(fixed)
-    code, _, _ = invoke(["check", "--no-cache", "--fix", "--unsafe-fixes", "agent.py"], tmp_path)
+    code, _, _ = invoke(["check", "--no-cache", *EVERY, "--fix", "--unsafe-fixes", "agent.py"], tmp_path)
     assert code == 0 and prompts.read_text() == fixed
 
 

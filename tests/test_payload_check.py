@@ -143,8 +143,13 @@ def line_of(path: Path, needle: str, nth: int = 1) -> int:
     return text[:pos].count("\n") + 1
 
 
+# These payloads stay below the 1,024-token minimum, so their findings are informational; the tests
+# are about what is found, so every finding fails the run here (see docs/severity.md).
+EVERY = ["--min-impact-tokens", "0"]
+
+
 def findings(tmp_path: Path, *args: str) -> tuple[int, list[dict], str]:
-    code, out, err = invoke(["check", "--no-cache", "--output-format", "json", *args], tmp_path)
+    code, out, err = invoke(["check", "--no-cache", "--output-format", "json", *EVERY, *args], tmp_path)
     return code, json.loads(out or "[]"), err
 
 
@@ -250,7 +255,7 @@ def test_directory_group_cache_follows_membership(server: ProviderServer, tmp_pa
     base = chat_body(server, f"You are Harbor. Build A.\n{LONG}", "Question?")
     write(logs / "a.json", base)
     write(logs / "b.json", base)
-    args = ["check", "--output-format", "json", "--cache-dir", str(tmp_path / "cache"), "."]
+    args = ["check", "--output-format", "json", *EVERY, "--cache-dir", str(tmp_path / "cache"), "."]
     assert invoke(args, tmp_path)[:2] == (0, "[]\n")
     other = json.loads(json.dumps(base))
     other["messages"][0]["content"] = other["messages"][0]["content"].replace("Build A", "Build B")
@@ -294,7 +299,7 @@ def test_payload_globs_and_stdin(server: ProviderServer, tmp_path: Path) -> None
     assert code == 1 and [f["code"] for f in found] == ["PFX110"]
     text = json.dumps(body)
     code, out, _ = invoke(
-        ["check", "--no-cache", "--output-format", "json", "--stdin-filename", "req.json", "-"],
+        ["check", "--no-cache", "--output-format", "json", *EVERY, "--stdin-filename", "req.json", "-"],
         tmp_path,
         input=text,
     )
