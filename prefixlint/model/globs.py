@@ -1,7 +1,7 @@
 """The one glob dialect of the config: gitignore patterns (``pathspec``), relative to the config's folder.
 
 Every path glob in the settings (``exclude``, ``extend-exclude``, ``per-file-ignores``,
-``template-globs``, ``plain-prompt-globs``) is read the way a ``.gitignore`` in the folder of the
+``template-globs``, ``plain-prompt-globs``, ``payload-globs``) is read the way a ``.gitignore`` in the folder of the
 config file would read it:
 
 - a pattern without a slash (``*.j2``) matches a file name at any depth;
