@@ -75,6 +75,8 @@ class ModuleInfo:
     returns: dict[cst.FunctionDef, list[cst.Return]] = field(default_factory=dict)
     # function -> ops per local name (filled by ``resolve.local_ops``, kept as long as the module)
     local_ops: dict[cst.FunctionDef, Any] = field(default_factory=dict, repr=False, compare=False)
+    # id(function) -> the calls in its own body (filled on first use by ``sendpaths.function_sites``)
+    calls_by_func: dict[int, list[CallSite]] | None = field(default=None, repr=False, compare=False)
     _positions: LazyPositions | None = field(default=None, repr=False)
 
     @property

@@ -387,10 +387,13 @@ class Evaluator(TemplateMixin, MessagesMixin):
                         dynamic(*name_kind(self.catalog, attr)[:1], Timing.REQUEST, attr, loc, confidence=0.6)
                     ]
                 if kw == "default":
+                    if _is_none(arg.value):  # a placeholder: the instance's own value is set later
+                        kind, conf = name_kind(self.catalog, attr)
+                        return [dynamic(kind, Timing.REQUEST, attr, loc, confidence=min(conf, 0.6) or 0.6)]
                     return self.text(arg.value, self.module_env(mod))
-        if value is None:
+        if value is None or _is_none(value):
             kind, conf = name_kind(self.catalog, attr)
-            return [dynamic(kind, Timing.REQUEST, attr, mod.loc(cls.node.name), confidence=conf)]
+            return [dynamic(kind, Timing.REQUEST, attr, loc or mod.loc(cls.node.name), confidence=conf)]
         return self.text(value, self.module_env(mod))
 
     def _t_Subscript(self, node: cst.Subscript, env: Env) -> list[Segment]:
@@ -798,6 +801,10 @@ class Evaluator(TemplateMixin, MessagesMixin):
                 out.extend(item)
             return out
         return [dynamic(DynamicKind.UNKNOWN, env.timing, env.mod.source(node)[:60], loc, confidence=0.3)]
+
+
+def _is_none(node: cst.BaseExpression) -> bool:
+    return isinstance(node, cst.Name) and node.value == "None"
 
 
 def _first_dynamic_item(items: list[list[Segment]]) -> list[Segment]:
