@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from prefixlint.analysis.python.builder import build_layout
+from prefixlint.analysis.python.callers import arg_nodes
 from prefixlint.analysis.python.collect import CallSite, ModuleInfo
 from prefixlint.analysis.python.env import Env
 from prefixlint.analysis.python.sinks import match_sink
@@ -64,29 +65,6 @@ def sending_sites(
         if fn is not None and fn.fdef is not fdef and sending_sites(ev, fn.mod, fn.fdef, specs, hops + 1):
             out.append((site, fn))
     memo[key] = (fdef, out)
-    return out
-
-
-def arg_nodes(
-    fdef: cst.FunctionDef, call: cst.Call, env: Env, skip_self: bool
-) -> dict[str, tuple[cst.BaseExpression, Env]]:
-    """Parameter name -> the argument expression the call passes for it (and where to read it)."""
-    params = [*fdef.params.posonly_params, *fdef.params.params]
-    if skip_self and params and params[0].name.value in ("self", "cls"):
-        params = params[1:]
-    names = {p.name.value for p in (*params, *fdef.params.kwonly_params)}
-    out: dict[str, tuple[cst.BaseExpression, Env]] = {}
-    i = 0
-    for arg in call.args:
-        if arg.keyword is not None:
-            if arg.keyword.value in names:
-                out[arg.keyword.value] = (arg.value, env)
-        elif arg.star:
-            continue
-        else:
-            if i < len(params):
-                out[params[i].name.value] = (arg.value, env)
-            i += 1
     return out
 
 
