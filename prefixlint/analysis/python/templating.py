@@ -16,6 +16,7 @@ import libcst as cst
 
 from prefixlint.analysis.python import fixes
 from prefixlint.analysis.python.collect import ModuleInfo, evaluated
+from prefixlint.analysis.python.constants import table_item
 from prefixlint.analysis.python.env import Env
 from prefixlint.analysis.python.resolve import find_param, local_ops, ops_before
 from prefixlint.analysis.python.sources import dotted_name, is_static, join_text, static, with_chain
@@ -135,6 +136,17 @@ class TemplateMixin:
                 return got
             if name.rsplit(".", 1)[-1] in ("Template",) and node.args:
                 return self.template_source(node.args[0].value, env, depth + 1)
+        if isinstance(node, cst.Subscript):  # ``PROMPTS["qa"]``: an item of a module-level table
+            item = table_item(self, node, env)  # type: ignore[arg-type]
+            if item is not None:
+                value, tmod = item
+                got = self.template_source(value, self.module_env(tmod).at(tmod.pos(value)), depth + 1)
+                return _chained(got, mod.loc(node))
+        if isinstance(node, cst.BooleanOperation) and isinstance(node.operator, cst.Or):
+            # ``system_prompt or DEFAULT_PROMPT``: the default's text when the left one is unknown
+            return self.template_source(node.left, env, depth + 1) or self.template_source(
+                node.right, env, depth + 1
+            )
         return None
 
     def _file_path(self, node: cst.BaseExpression, env: Env, depth: int = 0) -> Path | None:
