@@ -14,8 +14,8 @@ from prefixlint.analysis.templates.prompty import PromptMeta, render_prompty, sp
 from prefixlint.model.layout import Section, merge_adjacent_static
 from prefixlint.model.settings import Settings
 
-Style = Literal["jinja", "format", "mustache", "dollar", "percent", "prompty", "plain"]
-STYLES = ("jinja", "format", "mustache", "dollar", "percent", "prompty", "plain")
+Style = Literal["jinja", "format", "mustache", "dollar", "percent", "prompty", "plain", "literal"]
+STYLES = ("jinja", "format", "mustache", "dollar", "percent", "prompty", "plain", "literal")
 
 
 def _file_of(path: str, root: Path, embedded: bool) -> Path | None:
@@ -89,6 +89,7 @@ def render_template(
             "mustache": placeholders.render_mustache,
             "dollar": placeholders.render_dollar,
             "percent": placeholders.render_percent,
+            "literal": placeholders.render_literal,
         }[style]
         render(ctx, text, frame)
     deps = set(ctx.dependencies)
