@@ -113,6 +113,8 @@ class TemplateMixin:
                     value = tmod.assigns[attr]
                     return self.template_source(value, self.module_env(tmod).at(tmod.pos(value)), depth + 1)
             return None
+        if isinstance(node, cst.Subscript) or _is_get(node):
+            return self._keyed_source(node, env)
         if isinstance(node, cst.Call):
             f = node.func
             name = dotted_name(f)
@@ -137,6 +139,84 @@ class TemplateMixin:
                 return self.template_source(node.args[0].value, env, depth + 1)
             return self._file_text_source(node, env)
         return None
+
+    def _keyed_source(self, node: cst.BaseExpression, env: Env, depth: int = 0) -> TemplateSrc | None:
+        """``yaml.safe_load(f)["agent"]["system"]``, ``cfg.get("system")`` on a loaded YAML/TOML file."""
+        keys: list[str | int] = []
+        cur = node
+        while True:
+            if (
+                isinstance(cur, cst.Subscript)
+                and len(cur.slice) == 1
+                and isinstance(cur.slice[0].slice, cst.Index)
+            ):
+                key = cur.slice[0].slice.value
+                value = evaluated(key) if isinstance(key, (cst.SimpleString, cst.Integer)) else None
+                if not isinstance(value, (str, int)):
+                    return None
+                keys.append(value)
+                cur = cur.value
+            elif _is_get(cur):
+                value = evaluated(cur.args[0].value)  # type: ignore[attr-defined]
+                keys.append(value)  # type: ignore[arg-type]
+                cur = cur.func.value  # type: ignore[attr-defined]
+            else:
+                break
+        loaded = self._loaded_document(cur, env, depth)
+        if loaded is None:
+            return None
+        path, kind = loaded
+        try:
+            from prefixlint.analysis.templates.structured import keyed_value
+
+            text = path.read_text("utf-8")
+        except (ImportError, OSError, UnicodeDecodeError):
+            return None
+        found = keyed_value(text, list(reversed(keys)), kind)
+        if found is None:
+            return None
+        self.dependencies.add(str(path))
+        loc = env.mod.loc(node)
+        return TemplateSrc(found.text, str(path), found.line, found.col, (loc,) if loc else ())
+
+    def _loaded_document(self, node: cst.BaseExpression, env: Env, depth: int) -> tuple[Path, str] | None:
+        """The YAML or TOML file that ``node`` holds parsed: ``yaml.safe_load(f)``, or a name bound to it."""
+        if depth > 8:
+            return None
+        if isinstance(node, cst.Name):
+            value = None
+            if env.func is not None:
+                ops = local_ops(env.mod, env.func).get(node.value)
+                if ops:
+                    before = ops_before(ops, env.pos)
+                    if len(before) != 1 or before[0].kind != "assign":
+                        return None
+                    value, env = before[0].value, env.at(before[0].pos)
+                elif find_param(env.func, node.value) is not None:
+                    return None
+            if value is None:
+                value = env.mod.assigns.get(node.value)
+                env = self.module_env(env.mod).at(env.mod.pos(value)) if value is not None else env  # type: ignore[attr-defined]
+            return self._loaded_document(value, env, depth + 1) if value is not None else None
+        if not isinstance(node, cst.Call) or not node.args:
+            return None
+        name = dotted_name(node.func)
+        last = name.rsplit(".", 1)[-1]
+        if last in ("safe_load", "full_load", "load", "unsafe_load") and "yaml" in name.lower():
+            kind = "yaml"
+        elif last in ("load", "loads") and name.split(".")[0] in ("tomllib", "tomli", "toml", "rtoml"):
+            kind = "toml"
+        else:
+            return None
+        arg = node.args[0].value
+        if (
+            isinstance(arg, cst.Call)
+            and isinstance(arg.func, cst.Attribute)
+            and arg.func.attr.value in ("read", "read_text")
+        ):
+            arg = arg.func.value
+        path = self._file_path(arg, env)
+        return (path, kind) if path is not None and path.is_file() else None
 
     def _file_text_source(self, node: cst.BaseExpression, env: Env) -> TemplateSrc | None:
         """Template text a helper call returns when it reads a prompt file (``load_prompt("x.txt")``).
@@ -511,6 +591,18 @@ def _with_target(func: cst.FunctionDef, name: str) -> cst.BaseExpression | None:
 
     func.visit(_Find())
     return found[0] if len(found) == 1 else None
+
+
+def _is_get(node: cst.CSTNode) -> bool:
+    """``x.get("key")`` (with or without a default)."""
+    return (
+        isinstance(node, cst.Call)
+        and isinstance(node.func, cst.Attribute)
+        and node.func.attr.value == "get"
+        and 1 <= len(node.args) <= 2
+        and isinstance(node.args[0].value, cst.SimpleString)
+        and isinstance(evaluated(node.args[0].value), str)
+    )
 
 
 def _is_replace(node: cst.CSTNode) -> bool:
