@@ -466,9 +466,13 @@ class Evaluator(TemplateMixin, MessagesMixin):
                 if got is not None:
                     return got
             if meth in ("read_text", "read"):
-                tmpl = self.template_source(node, env)
-                if tmpl is not None:
-                    return [static(tmpl.text, loc)]
+                got = self.file_text(node, env)
+                if got is not None:
+                    return got
+            if meth == "replace":
+                got = self.replace_fill(node, env)
+                if got is not None:
+                    return got
         kind = call_kind(self.catalog, dotted, self._aliases(env.mod))
         local_fn = self._function_for(func, env)
         if kind is not None and local_fn is None:
