@@ -1,0 +1,68 @@
+"""Analysis behaviour that a plausible change to the analyzer would alter (issue 16).
+
+Each test writes a small project under ``tmp_path`` and runs the real ``prefixlint check`` on it, so
+it asserts findings a user sees, not the analyzer's internals. The docstring of each test names the
+change to the analysis it catches (checked by applying that change by hand).
+"""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from pathlib import Path
+
+from tests.cli_support import invoke
+
+RULES = (
+    "You are a careful payroll assistant. Answer briefly, cite the help centre, never guess numbers. "
+    "Refuse questions about other employees and say which policy applies to each answer you give. "
+)
+OPENAI = "from openai import OpenAI\n\nclient = OpenAI()\n"
+SEND = (
+    'client.chat.completions.create(model="gpt-4.1", messages=['
+    '{{"role": "system", "content": {system}}}, {{"role": "user", "content": q}}])'
+)
+
+
+def send(system: str) -> str:
+    """A chat call that sends ``system`` ahead of the user's question ``q``."""
+    return SEND.format(system=system)
+
+
+def write(root: Path, files: dict[str, str]) -> None:
+    for name, text in files.items():
+        target = root / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(textwrap.dedent(text))
+
+
+def check(root: Path, files: dict[str, str], *args: str) -> list[dict]:
+    """Findings of ``prefixlint check`` (JSON) on a fresh project made of ``files``."""
+    write(root, files)
+    code, out, err = invoke(["check", "--no-cache", "--output-format", "json", *args, "."], root)
+    assert code in (0, 1), err
+    return json.loads(out)
+
+
+def codes(findings: list[dict]) -> list[tuple[str, str, int]]:
+    """(code, file, line) of each finding."""
+    return [(f["code"], f["filename"], f["location"]["row"]) for f in findings]
+
+
+# --- templating.render: a render at import time fixes what the template computes itself ---------
+
+
+def test_template_rendered_at_import_time_is_a_process_value(tmp_path: Path) -> None:
+    """A module-level ``Template(...).render()`` runs once per process: the timestamp the template
+    reads is PFX201 there, and PFX101 only where a function renders it per request.
+    Catches: dropping the import-time branch of ``render()`` (both would say PFX101)."""
+    app = (
+        "from jinja2 import Template\n" + OPENAI + f"RULES = {RULES!r}\n"
+        'SYSTEM = Template("Today is {{ current_date }}.\\n" + RULES).render()\n\n\n'
+        f"def ask(q):\n    return {send('SYSTEM')}\n\n\n"
+        "def ask_fresh(q):\n"
+        '    system = Template("Today is {{ current_date }}.\\n" + RULES).render()\n'
+        f"    return {send('system')}\n"
+    )
+    found = codes(check(tmp_path, {"app.py": app}))
+    assert found == [("PFX201", "app.py", 6), ("PFX101", "app.py", 14)]
