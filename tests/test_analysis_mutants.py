@@ -66,3 +66,55 @@ def test_template_rendered_at_import_time_is_a_process_value(tmp_path: Path) -> 
     )
     found = codes(check(tmp_path, {"app.py": app}))
     assert found == [("PFX201", "app.py", 6), ("PFX101", "app.py", 14)]
+
+
+# --- += and if without else ----------------------------------------------------------------------
+
+
+def test_plus_equals_carries_a_timestamp_ahead_of_static_text(tmp_path: Path) -> None:
+    """``system += f"...{now}..."`` then ``system += RULES``: the timestamp lands ahead of the rules,
+    and the user message (a bare ``q``) holds no timestamp of its own.
+    Catches: ``+=`` dropped from the replayed ops, or replayed in the wrong order."""
+    app = (
+        "from datetime import datetime\n" + OPENAI + f"RULES = {RULES!r}\n\n\n"
+        "def ask(q):\n"
+        '    system = "Payroll desk.\\n"\n'
+        '    system += f"Now: {datetime.now():%H:%M}.\\n"\n'
+        "    system += RULES\n"
+        f"    return {send('system')}\n\n\n"
+        "def ask_late(q):\n"
+        "    system = RULES\n"
+        '    system += f"Now: {datetime.now():%H:%M}."\n'
+        f"    return {send('system')}\n"
+    )
+    found = check(tmp_path, {"app.py": app})
+    assert codes(found) == [("PFX101", "app.py", 10)]
+    assert found[0]["location"]["column"] == 23  # the ``datetime.now()`` inside the f-string
+
+
+def test_if_without_else_that_overrides_a_prompt(tmp_path: Path) -> None:
+    """An ``if`` with no ``else`` that replaces a static prompt with a dated one makes the prompt
+    dated on that path; one that replaces a dated prompt with a static one leaves it dated on the
+    other path. Both are reported, as conditional.
+    Catches: a conditional assignment read as unconditional (either way), or its branch not walked."""
+    app = (
+        "from datetime import datetime\n" + OPENAI + f"RULES = {RULES!r}\n\n\n"
+        "def ask(q, urgent):\n"
+        "    system = RULES\n"
+        "    if urgent:\n"
+        '        system = f"Now: {datetime.now():%H:%M}.\\n" + RULES\n'
+        f"    return {send('system')}\n\n\n"
+        "def ask_short(q, short):\n"
+        '    system = f"Today: {datetime.now():%Y-%m-%d}.\\n" + RULES\n'
+        "    if short:\n"
+        "        system = RULES\n"
+        f"    return {send('system')}\n\n\n"
+        "def ask_static(q, short):\n"
+        "    system = RULES\n"
+        "    if short:\n"
+        '        system = "Be brief. " + RULES\n'
+        f"    return {send('system')}\n"
+    )
+    found = check(tmp_path, {"app.py": app})
+    assert codes(found) == [("PFX101", "app.py", 11), ("PFX101", "app.py", 16)]
+    assert all("(conditionally)" in f["message"] for f in found)
