@@ -118,3 +118,50 @@ def test_if_without_else_that_overrides_a_prompt(tmp_path: Path) -> None:
     found = check(tmp_path, {"app.py": app})
     assert codes(found) == [("PFX101", "app.py", 11), ("PFX101", "app.py", 16)]
     assert all("(conditionally)" in f["message"] for f in found)
+
+
+# --- the chain of locations through a helper ----------------------------------------------------
+
+
+def steps(finding: dict) -> list[tuple[str, int]]:
+    """(file, line) of the finding's chain, origin first."""
+    return [(c["filename"], c["location"]["row"]) for c in finding["chain"]]
+
+
+def test_chain_runs_from_the_value_through_the_helper_to_the_sink(tmp_path: Path) -> None:
+    """The finding sits where the timestamp is computed; its chain then lists the argument, the
+    helper's placeholder (the line a user moves), the helper call, the message and the sink.
+    Catches: a call, a bound parameter or a message dropping its step from the chain."""
+    app = (
+        "from datetime import datetime\n" + OPENAI + f"RULES = {RULES!r}\n\n\n"
+        "def build(moment):\n"
+        '    return f"Now {moment}.\\n" + RULES\n\n\n'
+        "def ask(q):\n"
+        "    stamp = datetime.now()\n"
+        "    system = build(stamp)\n"
+        "    return client.chat.completions.create(\n"
+        '        model="gpt-4.1",\n'
+        '        messages=[{"role": "system", "content": system}, {"role": "user", "content": q}],\n'
+        "    )\n"
+    )
+    (finding,) = check(tmp_path, {"app.py": app})
+    assert (finding["code"], finding["location"]["row"]) == ("PFX101", 13)
+    assert steps(finding) == [("app.py", 14), ("app.py", 9), ("app.py", 14), ("app.py", 17), ("app.py", 15)]
+
+
+def test_chain_through_a_helper_in_another_module(tmp_path: Path) -> None:
+    """A prompt helper in another module: the finding is in that module, and the chain comes back
+    through the call in the caller to its sink."""
+    files = {
+        "helpers.py": "from datetime import datetime\n\n"
+        f"RULES = {RULES!r}\n\n\n"
+        "def system_prompt():\n"
+        '    return f"Now {datetime.now():%H:%M}.\\n" + RULES\n',
+        "app.py": "from helpers import system_prompt\n" + OPENAI + "\n\n"
+        "def ask(q):\n"
+        "    system = system_prompt()\n"
+        f"    return {send('system')}\n",
+    }
+    (finding,) = check(tmp_path, {**files})
+    assert (finding["code"], finding["filename"], finding["location"]["row"]) == ("PFX101", "helpers.py", 7)
+    assert steps(finding) == [("app.py", 8), ("app.py", 9), ("app.py", 9)]  # call, message, sink
