@@ -174,7 +174,8 @@ class Evaluator(TemplateMixin, MessagesMixin):
         name = node.value
         loc = env.mod.loc(node)
         if name in env.bindings:
-            return env.bindings[name]
+            # a helper's parameter: the value passes through its use here (the line a user moves)
+            return with_chain(env.bindings[name], loc)
         if env.func is not None:
             ops = local_ops(env.mod, env.func).get(name)
             if ops:

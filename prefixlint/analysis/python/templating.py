@@ -431,15 +431,21 @@ class TemplateMixin:
                     return None
                 self.dependencies.add(str(path))
                 return self.render(
-                    TemplateSrc(text, str(path)), "jinja", binds, env, node, search_paths=(path.parent,)
+                    TemplateSrc(text, str(path)),
+                    "jinja",
+                    binds,
+                    env,
+                    node,
+                    search_paths=(path.parent,),
+                    renders_now=True,
                 )
             if rname in ("Template", "from_string") and recv.args:
                 tmpl = self.template_source(recv.args[0].value, env)
                 if tmpl is not None:
-                    return self.render(tmpl, "jinja", binds, env, node)
+                    return self.render(tmpl, "jinja", binds, env, node, renders_now=True)
         tmpl = self.template_source(recv, env)
         if tmpl is not None:
-            return self.render(tmpl, "jinja", binds, env, node)
+            return self.render(tmpl, "jinja", binds, env, node, renders_now=True)
         return None
 
     def _jinja_file(self, arg: cst.BaseExpression, env: Env) -> Path | None:
@@ -517,8 +523,15 @@ class TemplateMixin:
         env: Env,
         node: cst.CSTNode,
         search_paths: tuple[Path, ...] = (),
+        renders_now: bool = False,
     ) -> list[Segment]:
-        """Segments of a template filled with ``binds`` (via :mod:`prefixlint.analysis.templates`)."""
+        """Segments of a template filled with ``binds`` (via :mod:`prefixlint.analysis.templates`).
+
+        ``renders_now`` says that ``node`` renders the template where it stands (a ``.render()``
+        call), rather than reading a template whose placeholders are filled later. A render that
+        runs at import time (``env.timing`` is PROCESS) fixes every value of its output once per
+        process, including the values the template computes itself.
+        """
         loc = env.mod.loc(node)
         try:
             from prefixlint.analysis.templates import Binding, render_segments
@@ -567,9 +580,8 @@ class TemplateMixin:
             if seg.static:
                 out.append(seg)
             else:
-                timing = seg.timing
-                if env.timing is Timing.PROCESS and timing is Timing.REQUEST and seg.label not in binds:
-                    timing = Timing.REQUEST
+                if renders_now and env.timing is Timing.PROCESS and seg.timing is Timing.REQUEST:
+                    seg = evolve(seg, timing=Timing.PROCESS)
                 out.append(evolve(seg, chain=(*tmpl.chain, *seg.chain), fixes=_move_fix(tmpl, seg)))
         return with_chain(out, loc)
 
