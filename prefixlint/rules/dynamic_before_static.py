@@ -284,11 +284,17 @@ class UnknownBeforeStatic(DynamicBeforeStatic):
     code = "PFX109"
     name = "unknown-before-static"
     kind = DynamicKind.UNKNOWN
+
+    def matches(self, seg: Segment) -> bool:
+        # the user's own input (a question, a topic) is as unknown in content and changes per request
+        return seg.kind in (DynamicKind.UNKNOWN, DynamicKind.USER_INPUT) and seg.timing is self.timing
+
     INVALID = [
+        bad(chat('f"Question: {question}\\n" + RULES', params="question", user='"Answer now."')),
         bad(
             chat('f"Plan: {plans.current_note()}\\n" + RULES', imports="import plans\n"),
             files={"pyproject.toml": _PLAN_NOTE},
-        )
+        ),
     ]
     VALID = [
         Example(
