@@ -169,7 +169,8 @@ def test_cli_unsafe_fix_moves_placeholder_line_of_template_constant(tmp_path: Pa
     prompts = tmp_path / "prompts.py"
     prompts.write_text(f'SYSTEM_TEMPLATE = """Now: {{now}}.\n{policy}"""\n')
     (tmp_path / "agent.py").write_text(
-        "from datetime import datetime\n\nfrom openai import OpenAI\n\nfrom prompts import SYSTEM_TEMPLATE\n\n"
+        "from datetime import datetime\n\nfrom openai import OpenAI\n\n"
+        "from prompts import SYSTEM_TEMPLATE\n\n"
         "client = OpenAI()\n\n\ndef ask(q):\n"
         "    system = SYSTEM_TEMPLATE.format(now=datetime.now())\n"
         "    return client.chat.completions.create(\n"

@@ -6,7 +6,7 @@ day (about one full miss per cache per day); a value with a few texts (a locale,
 flag) splits the cache into a few warm copies; a user id splits it per user. The analysis reads
 :attr:`Segment.granularity` and :attr:`Segment.cardinality` from the code; where it leaves the
 cardinality unset, the value's kind says what is known about it (a user's identity is per user;
-retrieved context, tool output and random values differ on every request; an id may be per
+retrieved context, tool output, random values and the user's input differ on every request; an id may be per
 request or per session, so it is not claimed), and otherwise
 nothing is claimed.
 """
@@ -39,6 +39,7 @@ _KIND_CARDINALITY = {
     DynamicKind.RANDOM: Cardinality.PER_REQUEST,
     DynamicKind.RETRIEVED_CONTEXT: Cardinality.PER_REQUEST,
     DynamicKind.TOOL_OUTPUT: Cardinality.PER_REQUEST,
+    DynamicKind.USER_INPUT: Cardinality.PER_REQUEST,
 }
 _CARDINALITY_WORDS = {
     Cardinality.FEW: "it takes a few values, so the cache splits into a few warm copies",

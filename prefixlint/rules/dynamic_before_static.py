@@ -267,11 +267,11 @@ _PLAN_NOTE = '[tool.prefixlint]\ndynamic-sources = [{pattern = "plans.current_no
 class UnknownBeforeStatic(DynamicBeforeStatic):
     """A value computed per request, of a kind prefixlint cannot name, sits ahead of static text.
 
-    The analysis knows the value changes between requests (a configured ``dynamic-sources`` call of
-    kind ``unknown``, a value derived from a per-request one) but not what it is. The static text
-    after it is never cached. A value whose nature is not known at all (an attribute read, a
-    parameter with no visible caller) is not this rule: it is PFX120, which never claims the value
-    is computed per request.
+    The analysis knows the value changes between requests (the user's own input placed ahead of the
+    instructions, a configured ``dynamic-sources`` call of kind ``unknown``, a value derived from a
+    per-request one) but not what it is. The static text after it is never cached. A value whose
+    nature is not known at all (an attribute read, a parameter with no visible caller) is not this
+    rule: it is PFX120, which never claims the value is computed per request.
 
     Fix: move it after the static text; if it is in fact constant, make it a module constant.
 
