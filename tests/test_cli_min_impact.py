@@ -48,23 +48,25 @@ def test_config_key_is_read_and_validated(tmp_path: Path) -> None:
 
 
 @needs_analyzer
-def test_a_short_prompt_is_shown_but_does_not_fail_the_run(tmp_path: Path) -> None:
+def test_a_short_prompt_is_informational_and_a_threshold_lets_it_pass(tmp_path: Path) -> None:
     write(tmp_path, 2)  # far below the 1,024-token minimum: nothing is at stake
-    code, out, _ = invoke(["check", "--no-cache", "app.py"], tmp_path)
-    assert code == 0
-    assert "PFX101" in out and "1 is informational" in out
+    # the default, 0: every finding fails the run, as ruff's do; its severity says it is informational
     code, out, _ = invoke(["check", "--no-cache", "--output-format", "json", "app.py"], tmp_path)
     (finding,) = json.loads(out)
-    assert finding["severity"] == "info" and finding["blocking"] is False
+    assert code == 1 and finding["severity"] == "info" and finding["blocking"] is True
     assert finding["impact"]["can_reach_minimum"] is False and finding["impact"]["at_stake"] == 0
-    # 0: every finding fails the run, as ruff's do
-    assert invoke(["check", "--no-cache", "--min-impact-tokens", "0", "app.py"], tmp_path)[0] == 1
+    code, out, _ = invoke(["check", "--no-cache", "--min-impact-tokens", "100", "app.py"], tmp_path)
+    assert code == 0
+    assert "PFX101" in out and "1 is informational" in out
+    (tmp_path / "pyproject.toml").write_text("[tool.prefixlint]\nmin-impact-tokens = 100\n")
+    code, out, _ = invoke(["check", "--no-cache", "--output-format", "json", "app.py"], tmp_path)
+    assert code == 0 and json.loads(out)[0]["blocking"] is False
 
 
 @needs_analyzer
 def test_a_long_prompt_fails_the_run_unless_the_threshold_is_above_it(tmp_path: Path) -> None:
     write(tmp_path, 40)
-    code, out, _ = invoke(["check", "--no-cache", "app.py"], tmp_path)
+    code, out, _ = invoke(["check", "--no-cache", "--min-impact-tokens", "100", "app.py"], tmp_path)
     assert code == 1 and "informational" not in out
     assert invoke(["check", "--no-cache", "--min-impact-tokens", "100000", "app.py"], tmp_path)[0] == 0
     (tmp_path / "pyproject.toml").write_text("[tool.prefixlint]\nmin-impact-tokens = 100000\n")

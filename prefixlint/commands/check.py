@@ -4,8 +4,8 @@ A plain ``prefixlint check ...`` command line does not come here: :mod:`.lean` p
 is imported, from a table that tests keep equal to this signature. This command serves ``--help``,
 command lines the fast path leaves to typer (errors and unusual values), and in-process callers.
 
-Exit codes: 0 clean (or everything fixed, or only informational findings remain: fewer than
-``min-impact-tokens`` tokens at stake), 1 findings remain (or ``--diff`` would change files),
+Exit codes: 0 clean (or everything fixed, or only findings with fewer than ``min-impact-tokens``
+tokens at stake remain), 1 findings remain (or ``--diff`` would change files),
 2 usage, configuration or internal error.
 """
 
@@ -88,8 +88,8 @@ def check(
         typer.Option(
             "--min-impact-tokens",
             min=0,
-            help="Tokens at stake below which a finding is informational: shown, but exit 0 "
-            "(overrides `min-impact-tokens`; 0: every finding fails the run).",
+            help="Tokens at stake below which a finding is shown but does not fail the run "
+            "(overrides `min-impact-tokens`; 0, the default: every finding fails the run).",
         ),
     ] = None,
 ) -> None:

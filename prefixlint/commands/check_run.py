@@ -4,8 +4,8 @@ Both ways in call :func:`run_check`: the typer command (:mod:`prefixlint.command
 fast path that parses ``check``'s options before typer is imported (:mod:`prefixlint.commands.lean`).
 Nothing here imports typer.
 
-Exit codes: 0 clean (or everything fixed, or only informational findings remain: fewer than
-``min-impact-tokens`` tokens at stake, see :attr:`prefixlint.model.findings.Finding.blocking`),
+Exit codes: 0 clean (or everything fixed, or only findings with fewer than ``min-impact-tokens``
+tokens at stake remain, see :attr:`prefixlint.model.findings.Finding.blocking`),
 1 findings remain (or ``--diff`` would change files), 2 usage, configuration or internal error.
 Errors go to stderr; in the machine-readable formats (json, json-lines, sarif, github) they are
 also written where the report goes, in that format (:mod:`prefixlint.report.errors`).
@@ -296,7 +296,7 @@ def _print_diff(done: Any, opts: CheckOptions) -> int:
 
 
 def _exit_for(findings: list[Any], opts: CheckOptions) -> int:
-    """1 when a finding fails the run; informational ones (below ``min-impact-tokens``) do not."""
+    """1 when a finding fails the run; those below ``min-impact-tokens`` do not."""
     return EXIT_CLEAN if opts.exit_zero or not any(f.blocking for f in findings) else EXIT_FINDINGS
 
 

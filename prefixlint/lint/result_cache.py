@@ -154,6 +154,7 @@ def finding_to_dict(f: Finding) -> dict[str, Any]:
         "confidence": f.confidence,
         "snippet": f.snippet,
         "rule_name": f.rule_name,
+        "blocking": f.blocking,
         "extra": {k: _jsonable(v) for k, v in f.extra.items()},
     }
 
@@ -174,6 +175,7 @@ def finding_from_dict(d: dict[str, Any]) -> Finding:
         confidence=d.get("confidence", 1.0),
         snippet=d.get("snippet", ""),
         rule_name=d.get("rule_name", ""),
+        blocking=d.get("blocking", True),
         extra=d.get("extra", {}),
     )
 

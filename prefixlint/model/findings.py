@@ -15,9 +15,9 @@ __all__ = ["Applicability", "Edit", "Finding", "Fix", "Impact", "Severity"]
 class Severity(str, Enum):
     """How much a finding costs; follows the impact, the value's cost model and the thresholds.
 
-    ``INFO`` is informational: fewer than ``min-impact-tokens`` tokens are at stake (or the prompt can
-    never reach the provider's minimum cacheable length). Such a finding is shown but does not fail
-    the run (see :attr:`Finding.blocking`).
+    ``INFO`` is informational: the prompt can never reach the provider's minimum cacheable length,
+    or fewer than ``min-impact-tokens`` tokens are at stake. Whether a finding fails the run is
+    :attr:`Finding.blocking` (with the default ``min-impact-tokens = 0``, every finding does).
     """
 
     INFO = "info"
@@ -89,21 +89,15 @@ class Finding:
     confidence: float = 1.0
     snippet: str = ""
     rule_name: str = ""
+    # Whether this finding makes ``prefixlint check`` exit 1: False when fewer than
+    # ``min-impact-tokens`` tokens are at stake (shown, but the run passes). Findings without an
+    # impact (unreadable input, configuration problems, unused suppressions) always block.
+    blocking: bool = True
     extra: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
 
     @property
     def path(self) -> str:
         return self.location.path
-
-    @property
-    def blocking(self) -> bool:
-        """True when this finding makes ``prefixlint check`` exit 1.
-
-        A finding with an impact is informational (``Severity.INFO``) when fewer than
-        ``min-impact-tokens`` tokens are at stake; it is shown but does not fail the run. Findings
-        without an impact (unreadable input, configuration problems, unused suppressions) always do.
-        """
-        return self.impact is None or self.severity is not Severity.INFO
 
     @property
     def also(self) -> list[dict[str, Any]]:

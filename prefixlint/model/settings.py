@@ -18,17 +18,17 @@ from typing import Any, Literal
 @dataclass
 class Thresholds:
     """Severity follows the number of tokens a finding costs (``low`` is no longer read: a finding
-    below ``min-impact-tokens`` is informational, any other one is at least low)."""
+    is informational when nothing or fewer than ``min-impact-tokens`` tokens are at stake)."""
 
     high: int = 1024
     medium: int = 256
     low: int = 32
 
 
-# Tokens at stake below which a finding is informational: shown, but not failing the run. About a
-# paragraph of instructions; the minimum cacheable length itself is judged separately (a prompt that
-# can never reach it has nothing at stake).
-DEFAULT_MIN_IMPACT_TOKENS = 100
+# Tokens at stake below which a finding does not fail the run (it is shown, as informational). 0, the
+# default, keeps ruff's convention: every finding shown fails the run. 100 (about a paragraph of
+# instructions) passes the run on findings in prompts that can never reach the provider's minimum.
+DEFAULT_MIN_IMPACT_TOKENS = 0
 
 
 @dataclass

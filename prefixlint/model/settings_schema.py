@@ -70,10 +70,10 @@ class SettingsModel(BaseModel):
     model: str | None = "gpt-4.1"
     thresholds: Thresholds = Field(default_factory=Thresholds)
     min_impact_tokens: int = Field(
-        100,  # settings.DEFAULT_MIN_IMPACT_TOKENS (tests keep the two defaults equal)
+        0,  # settings.DEFAULT_MIN_IMPACT_TOKENS (tests keep the two defaults equal)
         ge=0,
         alias="min-impact-tokens",
-        description="tokens at stake below which a finding is informational: shown, exit code unaffected",
+        description="tokens at stake below which a finding does not fail the run (0: every finding does)",
     )
     template_globs: list[str] = Field(
         default_factory=lambda: ["*.j2", "*.jinja", "*.jinja2", "*.prompty", "*.prompt"],

@@ -116,6 +116,7 @@ class Rule:
             severity=severity_for(impact, ctx.settings, self.default_severity, cap),
             impact=impact,
             rule_name=self.name,
+            blocking=impact is None or impact.at_stake >= ctx.settings.min_impact_tokens,
         )
 
 
@@ -124,15 +125,15 @@ def severity_for(
 ) -> Severity:
     """The severity of a finding that costs ``impact``.
 
-    Informational (``INFO``, not failing the run) when fewer than ``min-impact-tokens`` tokens are at
-    stake (:attr:`Impact.at_stake`: none when the prompt can never reach the provider's minimum).
+    Informational (``INFO``) when the prompt can never reach the provider's minimum cacheable length,
+    or when fewer than ``min-impact-tokens`` tokens are at stake (:attr:`Impact.at_stake`).
     Otherwise the tokens lost against ``thresholds`` (``high``, ``medium``, else low), never above
     the rule's ``default`` nor above ``cap`` (the cost model of the value: a date, a value with a few
     texts, one per user), and never below low.
     """
     if impact is None:
         return default
-    if impact.at_stake < settings.min_impact_tokens:
+    if not impact.can_reach_minimum or impact.at_stake < settings.min_impact_tokens:
         return Severity.INFO
     t = settings.thresholds
     lost = impact.tokens_lost

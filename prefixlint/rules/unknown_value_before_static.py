@@ -26,15 +26,20 @@ _SHORT = (
 )
 
 
+# A value of unknown nature is reported only ahead of at least this many tokens at stake (or
+# ``min-impact-tokens``, when higher): about a paragraph of instructions.
+UNKNOWN_MIN_TOKENS = 100
+
+
 class UnknownValueBeforeStatic(DynamicBeforeStatic):
     """A value whose nature is not known sits ahead of a large static prompt text.
 
     An attribute read (``self.style``) or a parameter with no visible caller may be set once at
     start-up or change on every request; prefixlint cannot tell, and says so instead of claiming
     it is computed per request. If it changes, the static text after it is never cached. It is
-    reported only when that text matters: at least ``min-impact-tokens`` tokens, in a prompt that
-    can reach the provider's minimum cacheable length. Low severity. On by default: on the
-    real-code development set it added no false positive (see ``docs/severity.md``).
+    reported only when that text matters: at least 100 tokens (or ``min-impact-tokens``, when
+    higher), in a prompt that can reach the provider's minimum cacheable length. Low severity. On
+    by default: on the real-code development set it added no false positive (``docs/severity.md``).
 
     Fix: if the value is fixed at start-up, nothing is lost, and a ``# prefixlint: ignore[PFX120]``
     says so; otherwise move it after the static text. A value known to be per request is PFX101
@@ -55,7 +60,7 @@ class UnknownValueBeforeStatic(DynamicBeforeStatic):
         return seg.timing is Timing.UNKNOWN
 
     def reportable(self, impact: Impact, ctx: RuleContext) -> bool:
-        return impact.at_stake > 0 and impact.at_stake >= ctx.settings.min_impact_tokens
+        return impact.at_stake >= max(ctx.settings.min_impact_tokens, UNKNOWN_MIN_TOKENS)
 
     def when(self, seg: Segment) -> str:
         return "of unknown nature (prefixlint cannot tell whether it changes between requests) sits"
