@@ -367,3 +367,65 @@ def test_google_genai_and_agent_framework_sinks(tmp_path: Path) -> None:
     assert [f["code"] for f in gemini] == ["PFX101"]
     prompts = _at(found, "agents/prompts.py")
     assert [(f["location"]["row"], f["code"]) for f in prompts] == [(1, "PFX102")]
+
+
+def test_replace_fill_and_fill_site_without_visible_sink(tmp_path: Path) -> None:
+    _write(
+        tmp_path,
+        {
+            "voice/__init__.py": "",
+            "voice/prompts/__init__.py": "",
+            "voice/prompts/text.py": f'''
+                PERSONA = """You are the front desk.
+                Caller: {{{{ caller_name }}}}
+                {RULES}
+                """
+
+                THINK = """Clock: {{current_time}}
+                {RULES}
+                """
+            ''',
+            "voice/session.py": """
+                from datetime import datetime
+
+                from voice.prompts.text import PERSONA, THINK
+
+
+                class Session:
+                    def __init__(self, settings, caller):
+                        # where the prompt goes (a settings dict of a voice SDK) is not visible
+                        settings["think"] = THINK.format(current_time=datetime.now().strftime("%H:%M:%S"))
+                        self.persona = PERSONA.replace("{{ caller_name }}", caller.display_name)
+            """,
+        },
+    )
+    found = sorted(
+        (f["location"]["row"], f["code"]) for f in _at(_findings(tmp_path), "voice/prompts/text.py")
+    )
+    assert found == [(2, "PFX104"), (6, "PFX101")]
+
+
+def test_chat_template_messages_from_an_imported_module(tmp_path: Path) -> None:
+    _write(
+        tmp_path,
+        {
+            "notes/__init__.py": "",
+            "notes/llm/__init__.py": "",
+            "notes/llm/templates.py": f'''
+                SYSTEM = """Current time: {{now_time}}
+                {RULES}
+                """
+
+                MESSAGES = [("system", SYSTEM), ("human", "{{request}}")]
+            ''',
+            "notes/llm/chain.py": """
+                from langchain_core.prompts import ChatPromptTemplate
+
+                import notes.llm.templates as templates
+
+                PROMPT = ChatPromptTemplate.from_messages(templates.MESSAGES)
+            """,
+        },
+    )
+    found = _at(_findings(tmp_path), "notes/llm/templates.py")
+    assert [(f["location"]["row"], f["code"]) for f in found] == [(1, "PFX101")]

@@ -16,6 +16,7 @@ from prefixlint.analysis.catalog import catalog_for
 from prefixlint.analysis.python.builder import build_layout, text_layout
 from prefixlint.analysis.python.collect import ModuleInfo, parse_module, resolved
 from prefixlint.analysis.python.evaluate import Env, Evaluator, _returns
+from prefixlint.analysis.python.fills import fill_sites
 from prefixlint.analysis.python.project import ProjectContext
 from prefixlint.analysis.python.resolve import local_ops
 from prefixlint.analysis.python.sendpaths import inline_layouts
@@ -83,6 +84,12 @@ def _layouts(ev: Evaluator, mod: ModuleInfo, settings: Settings) -> list[Layout]
     layouts.extend(_decorated(ev, mod, settings))
     seen = _dynamic_locations(layouts)
     for layout in _named(ev, mod, settings):
+        locs = _dynamic_locations([layout])
+        if locs and not (locs & seen):
+            layouts.append(layout)
+            seen |= locs
+    for name, segs, where in fill_sites(ev, mod):
+        layout = text_layout(segs, f"{name} (filled here)", where, settings)
         locs = _dynamic_locations([layout])
         if locs and not (locs & seen):
             layouts.append(layout)
