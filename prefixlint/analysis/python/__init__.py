@@ -2,8 +2,11 @@
 
 Stages, one module each: :mod:`.collect` (one libcst parse, one batched visit), :mod:`.resolve`
 (local data flow), :mod:`.project` (other modules of the project), :mod:`.sources` and
-:mod:`.evaluate` (what text an expression builds), :mod:`.messages` (message lists, blocks, tools),
-:mod:`.sinks` (where layouts are sent), :mod:`.builder` (the layout) and :mod:`.fixes`.
+:mod:`.evaluate` (what text an expression builds), :mod:`.constants` (module-level prompt tables),
+:mod:`.callers` (parameters resolved through the project's call sites), :mod:`.fills` (templates
+filled by ``replace``, fill sites with no visible sink), :mod:`.messages` (message lists, blocks,
+tools), :mod:`.sinks` (where layouts are sent: plugins and catalog), :mod:`.sendpaths` (in-house
+helpers that send a prompt), :mod:`.builder` (the layout) and :mod:`.fixes`.
 
 The public entry point is :func:`analyze_python`.
 """
