@@ -122,8 +122,8 @@ def test_cli_fix_sort_keys_end_to_end(tmp_path: Path) -> None:
     path.write_text(
         "import json\n\nfrom openai import OpenAI\n\nclient = OpenAI()\n"
         'RULES = "Follow the rules carefully and answer in English. " * 100\n\n\n'
-        "def ask(tools_data, question):\n"
-        '    system = "Tools:\\n" + json.dumps(tools_data) + "\\n" + RULES\n'
+        "def ask(tool_results, question):\n"
+        '    system = "Tools:\\n" + json.dumps(tool_results) + "\\n" + RULES\n'
         "    return client.chat.completions.create(\n"
         '        model="gpt-4.1",\n'
         "        messages=[\n"
@@ -136,9 +136,10 @@ def test_cli_fix_sort_keys_end_to_end(tmp_path: Path) -> None:
     assert code == 1 and "PFX401 [*]" in out
     code, out, _ = invoke(["check", "--no-cache", "--fix", "app.py"], tmp_path)
     fixed = path.read_text()
-    assert "json.dumps(tools_data, sort_keys=True)" in fixed, out
-    # what is left is the per-request tools text ahead of the rules, whose fix is unsafe
-    assert code == 1 and "PFX401" not in out and "PFX109" in out and "1 hidden fix" in out, out
+    assert "json.dumps(tool_results, sort_keys=True)" in fixed, out
+    # what is left is the per-request tool output ahead of the rules, whose fix is unsafe (a parameter
+    # with no caller in view is per request only where its name says what it holds)
+    assert code == 1 and "PFX401" not in out and "PFX106" in out and "1 hidden fix" in out, out
     import libcst
 
     libcst.parse_module(fixed)
