@@ -2,8 +2,11 @@
 
 Stages, one module each: :mod:`.collect` (one libcst parse, one batched visit), :mod:`.resolve`
 (local data flow), :mod:`.project` (other modules of the project), :mod:`.sources` and
-:mod:`.evaluate` (what text an expression builds), :mod:`.messages` (message lists, blocks, tools),
-:mod:`.sinks` (where layouts are sent), :mod:`.builder` (the layout) and :mod:`.fixes`.
+:mod:`.evaluate` (what text an expression builds), :mod:`.constants` (module-level prompt tables),
+:mod:`.callers` (parameters resolved through the project's call sites), :mod:`.fills` (templates
+filled by ``replace``, fill sites with no visible sink), :mod:`.messages` (message lists, blocks,
+tools), :mod:`.sinks` (where layouts are sent: plugins and catalog), :mod:`.sendpaths` (in-house
+helpers that send a prompt), :mod:`.builder` (the layout) and :mod:`.fixes`.
 
 The public entry point is :func:`analyze_python`.
 """
@@ -16,6 +19,7 @@ from prefixlint.analysis.catalog import catalog_for
 from prefixlint.analysis.python.builder import build_layout, text_layout
 from prefixlint.analysis.python.collect import ModuleInfo, parse_module, resolved
 from prefixlint.analysis.python.evaluate import Env, Evaluator, _returns
+from prefixlint.analysis.python.fills import fill_sites
 from prefixlint.analysis.python.project import ProjectContext
 from prefixlint.analysis.python.resolve import local_ops
 from prefixlint.analysis.python.sendpaths import inline_layouts
@@ -83,6 +87,12 @@ def _layouts(ev: Evaluator, mod: ModuleInfo, settings: Settings) -> list[Layout]
     layouts.extend(_decorated(ev, mod, settings))
     seen = _dynamic_locations(layouts)
     for layout in _named(ev, mod, settings):
+        locs = _dynamic_locations([layout])
+        if locs and not (locs & seen):
+            layouts.append(layout)
+            seen |= locs
+    for name, segs, where in fill_sites(ev, mod):
+        layout = text_layout(segs, f"{name} (filled here)", where, settings)
         locs = _dynamic_locations([layout])
         if locs and not (locs & seen):
             layouts.append(layout)

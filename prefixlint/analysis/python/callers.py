@@ -16,8 +16,8 @@ import libcst as cst
 
 from prefixlint.analysis.python.collect import CallSite, ClassInfo, ModuleInfo
 from prefixlint.analysis.python.env import Env
-from prefixlint.analysis.python.sources import dotted_name, with_chain
-from prefixlint.model.layout import Segment, SourceLocation, Timing
+from prefixlint.analysis.python.sources import dotted_name, name_kind, with_chain
+from prefixlint.model.layout import DynamicKind, Segment, SourceLocation, Timing, evolve
 
 if TYPE_CHECKING:
     from prefixlint.analysis.python.evaluate import Evaluator
@@ -157,7 +157,22 @@ def param_from_callers(
     ev.dependencies.update(d for d in deps if d != env.mod.path)
     if segs is None:
         return None
-    return with_chain(segs, use)
+    return with_chain(_named_kind(ev, param.name.value, segs), use)
+
+
+def _named_kind(ev: Evaluator, name: str, segs: list[Segment]) -> list[Segment]:
+    """Callers show the value changes; where they cannot say what it is, the parameter's name can."""
+    if all(s.static or s.kind is not DynamicKind.UNKNOWN for s in segs):
+        return segs
+    kind, conf = name_kind(ev.catalog, name)
+    if kind is DynamicKind.UNKNOWN:
+        return segs
+    return [
+        s
+        if s.static or s.kind is not DynamicKind.UNKNOWN
+        else evolve(s, kind=kind, confidence=max(s.confidence, conf))
+        for s in segs
+    ]
 
 
 def _resolve(ev: Evaluator, param: cst.Param, env: Env) -> tuple[list[Segment] | None, tuple[str, ...]]:

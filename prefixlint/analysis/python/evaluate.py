@@ -21,6 +21,7 @@ from prefixlint.analysis.python.callers import param_from_callers
 from prefixlint.analysis.python.collect import ClassInfo, ModuleInfo, evaluated
 from prefixlint.analysis.python.constants import table_item
 from prefixlint.analysis.python.env import Env
+from prefixlint.analysis.python.fills import replace_call
 from prefixlint.analysis.python.messages import MessagesMixin
 from prefixlint.analysis.python.project import ProjectContext
 from prefixlint.analysis.python.resolve import annotation_name, find_param, local_ops, ops_before
@@ -448,6 +449,10 @@ class Evaluator(TemplateMixin, MessagesMixin):
             recv = func.value
             if meth in ("format", "format_map"):
                 return self._format_call(node, recv, env)
+            if meth == "replace":  # ``TEMPLATE.replace("{user}", name)``: the value at the marker
+                got = replace_call(self, node, recv, env)
+                if got is not None:
+                    return got
             if meth == "join" and args:
                 sep = self.text(recv, env)
                 items = self.items(args[0].value, env)

@@ -155,6 +155,18 @@ class MessagesMixin:
                 value = env.mod.assigns[name]
                 return self.message_list(value, self.module_env(env.mod).at(env.mod.pos(value)))
             return [self._history(node, env, name)]
+        if (
+            isinstance(node, cst.Attribute)
+            and isinstance(node.value, cst.Name)
+            and node.value.value in env.mod.imports
+            and node.value.value not in env.bindings
+        ):
+            # ``prompts.CHAT_MESSAGES``: a message list defined in an imported module
+            got = self._imported(env.mod, node.value.value)
+            if got is not None and got[1] is None and node.attr.value in got[0].assigns:
+                tmod = got[0]
+                value = tmod.assigns[node.attr.value]
+                return self.message_list(value, self.module_env(tmod).at(tmod.pos(value)).deeper())
         if isinstance(node, (cst.ListComp, cst.GeneratorExp)):
             msgs = self.message_item(node.elt, env)
             return [evolve(m, repeated=True) for m in msgs] or [self._history(node, env, "messages")]
