@@ -339,3 +339,50 @@ def test_unparsable_pyproject_in_a_cookiecutter_folder_does_not_stop_the_run(tmp
     code, out, err = invoke(["check", "--no-cache", "--output-format", "json", "."], cwd=root)
     assert code == 1, (out, err)
     assert _lines_in(json.loads(out), name) == [2]
+
+
+def test_prompt_file_with_jinja_statements_is_rendered_as_jinja(tmp_path: Path):
+    """A ``.prompt`` file linted on its own: its ``{% include %}`` is the static text that is lost."""
+    root = _project(
+        tmp_path,
+        {
+            "prompts/task.prompt": "{% if short %}\nBe brief.\n{% endif %}\nRequest id: {{ request_id }}\n"
+            '{% include "partials/rules.prompt" %}\n',
+            "prompts/partials/rules.prompt": RULES + "\n",
+        },
+    )
+    (finding,) = [f for f in _findings(root) if f["filename"] == "prompts/task.prompt"]
+    assert finding["location"]["row"] == 4
+    assert finding["impact"]["tokens_lost"] > 500  # the included rules, not just the text around them
+
+
+def test_run_time_template_name_links_every_matching_file(tmp_path: Path):
+    """``get_template(f"{name}.md")``: each matching file is its own prompt; other files are not."""
+    header = "---\nNOW: {{ CURRENT_TIME }}\n---\n"
+    root = _project(
+        tmp_path,
+        {
+            "agents/researcher.md": header + RULES,
+            "agents/coder.md": header + "You write code.\n" + RULES,
+            "agents/planner.md": "---\nNOW: { { CURRENT_TIME } }\n---\n" + RULES,
+            "agents/notes.txt": header + RULES,
+            "app.py": _module(
+                f"""
+                import os
+                from jinja2 import Environment, FileSystemLoader
+
+                env = Environment(loader=FileSystemLoader(os.path.join(os.path.dirname(__file__), "agents")))
+
+                def answer(prompt_name, question):
+                    values = {{"CURRENT_TIME": datetime.datetime.now().strftime("%H:%M:%S")}}
+                    system = env.get_template(f"{{prompt_name}}.md").render(**values)
+                    return {SEND}
+                """
+            ),
+        },
+    )
+    findings = _findings(root)
+    assert _lines_in(findings, "agents/researcher.md") == [2]
+    assert _lines_in(findings, "agents/coder.md") == [2]
+    assert _lines_in(findings, "agents/planner.md") == []
+    assert _lines_in(findings, "agents/notes.txt") == []

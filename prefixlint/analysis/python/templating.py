@@ -9,8 +9,10 @@ file found through the ``FileSystemLoader`` directories), and renders it through
 from __future__ import annotations
 
 import textwrap
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 import libcst as cst
 
@@ -22,6 +24,9 @@ from prefixlint.analysis.python.sources import dotted_name, is_static, join_text
 from prefixlint.analysis.result import AnalysisError
 from prefixlint.model.edits import Fix
 from prefixlint.model.layout import Section, Segment, SourceLocation, Timing, evolve
+
+_T = TypeVar("_T")
+MAX_TEMPLATE_CHOICES = 16
 
 
 @dataclass
@@ -40,6 +45,39 @@ class TemplateSrc:
 
 class TemplateMixin:
     """Template lookup and rendering for :class:`~prefixlint.analysis.python.evaluate.Evaluator`."""
+
+    # Template names built at run time: while one prompt is built, the other files each such name
+    # could load (``_template_choices``); and the file a rebuild is told to take for a name.
+    _template_choices: list[tuple[int, list[Path]]] | None = None
+    _forced_templates: dict[int, Path] | None = None
+
+    def each_template_choice(self, build: Callable[[], _T | None]) -> list[_T]:
+        """``build()``, then once more for each other file a run-time template name can load.
+
+        ``env.get_template(f"{name}.md")`` stands for every matching file; the first build takes the
+        costliest one, and each rebuild takes another (at most ``MAX_TEMPLATE_CHOICES`` in all), so
+        each file gets its own prompt and its own findings.
+        """
+        self._template_choices = []
+        try:
+            first = build()
+        finally:
+            pending, self._template_choices = self._template_choices, None
+        out = [first] if first is not None else []
+        budget = MAX_TEMPLATE_CHOICES - 1
+        for key, others in pending:
+            for path in others:
+                if budget <= 0:
+                    return out
+                budget -= 1
+                self._forced_templates = {key: path}
+                try:
+                    got = build()
+                finally:
+                    self._forced_templates = None
+                if got is not None:
+                    out.append(got)
+        return out
 
     def template_source(self, node: cst.CSTNode, env: Env, depth: int = 0) -> TemplateSrc | None:
         """The raw template text ``node`` holds, and where it starts, or None when unknown."""
@@ -448,12 +486,18 @@ class TemplateMixin:
         return self._find_jinja(tname, env) if tname is not None else None
 
     def _pattern_template(self, arg: cst.FormattedString, env: Env) -> Path | None:
-        from prefixlint.analysis.python.template_patterns import best_candidate, pattern_of
+        from prefixlint.analysis.python.template_patterns import best_candidate, candidates, pattern_of
 
+        if self._forced_templates and id(arg) in self._forced_templates:
+            return self._forced_templates[id(arg)]
         pattern = pattern_of(arg)
         if pattern is None:
             return None
-        return best_candidate(pattern, self._jinja_dirs(env))
+        found = candidates(pattern, self._jinja_dirs(env))
+        best = best_candidate(found)
+        if best is not None and self._template_choices is not None and len(found) > 1:
+            self._template_choices.append((id(arg), [p for p in found if p != best]))
+        return best
 
     def _find_jinja(self, name: str, env: Env) -> Path | None:
         dirs = self._jinja_dirs(env)
