@@ -154,6 +154,18 @@ LINKED = {
             return {SEND}
         """,
     ),
+    "importlib-resources-read-text": (
+        "mypkg/prompts/system.md",
+        "You are a media assistant.\n\n{{ datetime }}\n" + RULES,
+        f"""
+        from importlib import resources
+
+        def answer(question):
+            template = resources.read_text("mypkg.prompts", "system.md")
+            system = template.replace("{{{{ datetime }}}}", datetime.datetime.now().strftime("%H:%M:%S"))
+            return {SEND}
+        """,
+    ),
     "jinja-get-template-render": (
         "templates/system.j2",
         "You are a support assistant.\nThe time is {{ current_time }}.\n" + RULES,
@@ -206,6 +218,7 @@ LINE = {
     "yaml-nested-key": 5,
     "toml-table-key": 7,
     "importlib-resources": 3,
+    "importlib-resources-read-text": 3,
     "jinja-get-template-render": 2,
     "jinja-template-from-text": 2,
     "jinja-name-built-at-run-time": 2,
@@ -217,8 +230,9 @@ def test_per_request_fill_is_reported_on_the_template_line(tmp_path: Path, case:
     name, text, body = LINKED[case]
     module = _module(body)
     root = _project(tmp_path, {name: text, "app.py": module})
-    if case == "importlib-resources":
+    if case.startswith("importlib-resources"):
         (root / "mypkg" / "__init__.py").write_text("")
+        (root / "mypkg" / "prompts" / "__init__.py").write_text("")
     findings = _findings(root)
     assert _lines_in(findings, name) == [LINE[case]], findings
     (finding,) = [f for f in findings if f["filename"] == name]

@@ -156,8 +156,14 @@ class TemplateMixin:
         if isinstance(node, cst.Call):
             f = node.func
             name = dotted_name(f)
-            if isinstance(f, cst.Attribute) and f.attr.value in ("read_text", "read"):
-                path = self._file_path(f.value, env)
+            legacy = len(node.args) >= 2 and name in (
+                "read_text",
+                "resources.read_text",
+                "importlib.resources.read_text",
+            )
+            reads = isinstance(f, cst.Attribute) and f.attr.value in ("read_text", "read")
+            if legacy or reads:
+                path = self._resource_path(node, env) if legacy else self._file_path(f.value, env)  # type: ignore[attr-defined]
                 if path is not None and path.is_file():
                     try:
                         text = path.read_text("utf-8")
@@ -280,6 +286,11 @@ class TemplateMixin:
             return None
         where = segs[0].location
         if where.path.endswith((".py", ".pyi")) or (where.line, where.col) != (1, 0):
+            return None
+        try:
+            if Path(where.path).read_text("utf-8") != segs[0].text:
+                return None  # not the file's own text (a rendered or changed copy): its lines differ
+        except (OSError, UnicodeDecodeError):
             return None
         loc = env.mod.loc(node)
         return TemplateSrc(segs[0].text, where.path, 0, 0, (*segs[0].chain, *((loc,) if loc else ())))
@@ -406,6 +417,13 @@ class TemplateMixin:
                 inner = self._file_path(node.args[0].value, env, depth + 1)
                 return inner.parent if inner is not None else None
         return None
+
+    def _resource_path(self, node: cst.Call, env: Env) -> Path | None:
+        """``importlib.resources.read_text("pkg.prompts", "system.md")``: the file it reads."""
+        if len(node.args) < 2:
+            return None
+        pkg, part = self._package_dir(node.args[0].value, env), self._path_part(node.args[1].value, env)
+        return pkg / part if pkg is not None and part is not None else None
 
     def _package_dir(self, node: cst.BaseExpression, env: Env) -> Path | None:
         """The folder of the package named by ``node`` (a dotted string, ``__package__``, ``__name__``)."""
