@@ -236,6 +236,8 @@ def test_per_request_fill_is_reported_on_the_template_line(tmp_path: Path, case:
     findings = _findings(root)
     assert _lines_in(findings, name) == [LINE[case]], findings
     (finding,) = [f for f in findings if f["filename"] == name]
+    placeholder_line = text.splitlines()[LINE[case] - 1]
+    assert placeholder_line[finding["location"]["column"] - 1] == "{"  # the column is the placeholder's
     chain_rows = {c["location"]["row"] for c in finding["chain"] if c["filename"] == "app.py"}
     module_lines = module.splitlines()
     sink = next(i for i, ln in enumerate(module_lines, 1) if "completions.create" in ln)

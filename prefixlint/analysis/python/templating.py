@@ -41,6 +41,7 @@ class TemplateSrc:
     # the string constant the text was read from, and its module: a fix can move a line of it
     literal: cst.SimpleString | None = None
     module: ModuleInfo | None = None
+    indent: int = 0  # columns the file's later lines lose in the text (a YAML block)
 
 
 class TemplateMixin:
@@ -221,7 +222,8 @@ class TemplateMixin:
             return None
         self.dependencies.add(str(path))
         loc = env.mod.loc(node)
-        return TemplateSrc(found.text, str(path), found.line, found.col, (loc,) if loc else ())
+        chain = (loc,) if loc else ()
+        return TemplateSrc(found.text, str(path), found.line, found.col, chain, indent=found.indent)
 
     def _loaded_document(self, node: cst.BaseExpression, env: Env, depth: int) -> tuple[Path, str] | None:
         """The YAML or TOML file that ``node`` holds parsed: ``yaml.safe_load(f)``, or a name bound to it."""
@@ -602,6 +604,7 @@ class TemplateMixin:
                 role="system",
                 line_offset=tmpl.line_offset,
                 col_offset=tmpl.col_offset,
+                indent=tmpl.indent,
                 bindings=bindings,
                 search_paths=search_paths,
                 settings=self.settings,
