@@ -179,6 +179,20 @@ LINKED = {
             return {SEND}
         """,
     ),
+    "jinja-template-held-in-a-name": (
+        "templates/system.j2",
+        "You are a support assistant.\nThe time is {{ current_time }}.\n" + RULES,
+        f"""
+        import jinja2
+
+        env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(HERE / "templates")))
+
+        def answer(question):
+            template = env.get_template("system.j2")
+            system = template.render(current_time=datetime.datetime.now())
+            return {SEND}
+        """,
+    ),
     "jinja-template-from-text": (
         "templates/system.jinja",
         "You are a support assistant.\nThe time is {{ current_time }}.\n" + RULES,
@@ -220,6 +234,7 @@ LINE = {
     "importlib-resources": 3,
     "importlib-resources-read-text": 3,
     "jinja-get-template-render": 2,
+    "jinja-template-held-in-a-name": 2,
     "jinja-template-from-text": 2,
     "jinja-name-built-at-run-time": 2,
 }

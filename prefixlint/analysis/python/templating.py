@@ -465,7 +465,9 @@ class TemplateMixin:
 
     def _jinja_render(self, node: cst.Call, recv: cst.BaseExpression, env: Env) -> list[Segment] | None:
         binds = self._call_binds(node, env)
+        recv, env_at = self._template_object(recv, env)
         if isinstance(recv, cst.Call):
+            env = env_at
             rname = dotted_name(recv.func).rsplit(".", 1)[-1]
             if rname == "get_template" and recv.args:
                 path = self._jinja_file(recv.args[0].value, env)
@@ -487,6 +489,26 @@ class TemplateMixin:
         if tmpl is not None:
             return self.render(tmpl, "jinja", binds, env, node)
         return None
+
+    def _template_object(self, recv: cst.BaseExpression, env: Env) -> tuple[cst.BaseExpression, Env]:
+        """``tpl`` in ``tpl.render(...)`` when a name holds ``env.get_template(...)`` or ``Template(...)``."""
+        if not isinstance(recv, cst.Name):
+            return recv, env
+        value, at = None, env
+        if env.func is not None:
+            ops = local_ops(env.mod, env.func).get(recv.value)
+            if ops:
+                before = ops_before(ops, env.pos)
+                if len(before) == 1 and before[0].kind == "assign":
+                    value, at = before[0].value, env.at(before[0].pos)
+        elif recv.value in env.mod.assigns:
+            value = env.mod.assigns[recv.value]
+            at = self.module_env(env.mod).at(env.mod.pos(value))  # type: ignore[attr-defined]
+        if isinstance(value, cst.Call):
+            last = dotted_name(value.func).rsplit(".", 1)[-1]
+            if last in ("get_template", "Template", "from_string"):
+                return value, at
+        return recv, env
 
     def _jinja_file(self, arg: cst.BaseExpression, env: Env) -> Path | None:
         """The file ``env.get_template(arg)`` loads.
