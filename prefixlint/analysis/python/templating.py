@@ -1,9 +1,12 @@
 """Templates inside Python: where template text comes from, and rendering it with bindings.
 
 :class:`TemplateMixin` is part of the evaluator. It finds the raw text of a template (a string
-constant, possibly in another module; a prompt file read with ``Path(...).read_text()``; a Jinja
-file found through the ``FileSystemLoader`` directories), and renders it through
-:mod:`prefixlint.analysis.templates` with the values the caller binds.
+constant, possibly in another module; a prompt file read with ``open(p).read()``,
+``Path(...).read_text()`` or ``importlib.resources``, also through a helper that returns it; a key
+of a loaded YAML or TOML file; a Jinja file found through the ``FileSystemLoader`` directories, by a
+name known statically or built at run time), and renders it through
+:mod:`prefixlint.analysis.templates` with the values the caller binds (``.format``,
+``.format_map``, ``.render``, a chain of ``.replace``).
 """
 
 from __future__ import annotations
