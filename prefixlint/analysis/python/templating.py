@@ -279,6 +279,8 @@ class TemplateMixin:
             and node.func.attr.value in ("read_text", "read", "replace", "format", "format_map", "render")
         ):
             return None  # evaluating these asks for their template source again
+        if not isinstance(node, cst.Call) or self._function_for(node.func, env) is None:  # type: ignore[attr-defined]
+            return None  # only a helper of this project can return a file's text
         busy = self.__dict__.setdefault("_reading_files", set())
         if id(node) in busy:
             return None
