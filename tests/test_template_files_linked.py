@@ -97,6 +97,16 @@ LINKED = {
             return {SEND}
         """,
     ),
+    "format-kwargs-from-a-dict": (
+        "prompts/system.txt",
+        "You are a support assistant.\nSession opened: {opened}\n" + RULES,
+        f"""
+        def answer(question):
+            values = {{"opened": datetime.datetime.now().isoformat()}}
+            system = (HERE / "prompts" / "system.txt").read_text().format(**values)
+            return {SEND}
+        """,
+    ),
     "format-map": (
         "prompts/system.prompt",
         "You are a support assistant.\nNow: {now}\n" + RULES,
@@ -228,6 +238,7 @@ LINE = {
     "open-read-format": 2,
     "read-text-replace-chain": 3,
     "helper-loader-module-constant": 2,
+    "format-kwargs-from-a-dict": 2,
     "format-map": 2,
     "yaml-nested-key": 5,
     "toml-table-key": 7,

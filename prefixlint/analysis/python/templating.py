@@ -495,6 +495,18 @@ class TemplateMixin:
             return self.render(tmpl, "jinja", binds, env, node)
         return None
 
+    def dict_literal(self, node: cst.BaseExpression, env: Env) -> tuple[cst.Dict, Env] | None:
+        """The dict literal ``node`` is, or that a local name was last set to (``.format(**values)``)."""
+        if isinstance(node, cst.Dict):
+            return node, env
+        if isinstance(node, cst.Name) and env.func is not None:
+            ops = local_ops(env.mod, env.func).get(node.value)
+            if ops:
+                before = ops_before(ops, env.pos)
+                if len(before) == 1 and before[0].kind == "assign" and isinstance(before[0].value, cst.Dict):
+                    return before[0].value, env.at(before[0].pos)
+        return None
+
     def _template_object(self, recv: cst.BaseExpression, env: Env) -> tuple[cst.BaseExpression, Env]:
         """``tpl`` in ``tpl.render(...)`` when a name holds ``env.get_template(...)`` or ``Template(...)``."""
         if not isinstance(recv, cst.Name):
