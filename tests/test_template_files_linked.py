@@ -349,10 +349,11 @@ def test_template_file_as_final_user_message_after_history(tmp_path: Path):
     root = _project(
         tmp_path,
         {
-            "prompts/turn.txt": "Question asked at {now}:\n" + RULES,
+            # the turn's own static text after the value is short: it is where per-request values go
+            "prompts/turn.txt": "Question asked at {now}:\nAnswer in one short paragraph.\n",
             "app.py": _module(
                 """
-                SYSTEM = "You are a support assistant."
+                SYSTEM = "You are a support assistant. " + "Always cite the sources you used. " * 200
 
                 def answer(history):
                     turn = (HERE / "prompts" / "turn.txt").read_text().format(now=datetime.datetime.now())
@@ -379,8 +380,9 @@ def test_unparsable_pyproject_in_a_cookiecutter_folder_does_not_stop_the_run(tmp
         },
     )
     code, out, err = invoke(["check", "--no-cache", "--output-format", "json", "."], cwd=root)
-    assert code == 1, (out, err)
+    assert code in (0, 1), (out, err)  # 2 would be the run stopping on the bad file
     assert _lines_in(json.loads(out), name) == [2]
+    assert "pyproject.toml" in err  # a warning names it
 
 
 def test_prompt_file_with_jinja_statements_is_rendered_as_jinja(tmp_path: Path):

@@ -21,6 +21,7 @@ import libcst as cst
 
 from prefixlint.analysis.python import fixes
 from prefixlint.analysis.python.collect import ModuleInfo, evaluated
+from prefixlint.analysis.python.constants import table_item
 from prefixlint.analysis.python.env import Env
 from prefixlint.analysis.python.resolve import find_param, local_ops, ops_before
 from prefixlint.analysis.python.sources import dotted_name, is_static, join_text, static, with_chain
@@ -186,6 +187,17 @@ class TemplateMixin:
             if name.rsplit(".", 1)[-1] in ("Template",) and node.args:
                 return self.template_source(node.args[0].value, env, depth + 1)
             return self._file_text_source(node, env)
+        if isinstance(node, cst.Subscript):  # ``PROMPTS["qa"]``: an item of a module-level table
+            item = table_item(self, node, env)  # type: ignore[arg-type]
+            if item is not None:
+                value, tmod = item
+                got = self.template_source(value, self.module_env(tmod).at(tmod.pos(value)), depth + 1)
+                return _chained(got, mod.loc(node))
+        if isinstance(node, cst.BooleanOperation) and isinstance(node.operator, cst.Or):
+            # ``system_prompt or DEFAULT_PROMPT``: the default's text when the left one is unknown
+            return self.template_source(node.left, env, depth + 1) or self.template_source(
+                node.right, env, depth + 1
+            )
         return None
 
     def _keyed_source(self, node: cst.BaseExpression, env: Env, depth: int = 0) -> TemplateSrc | None:
@@ -484,15 +496,21 @@ class TemplateMixin:
                     return None
                 self.dependencies.add(str(path))
                 return self.render(
-                    TemplateSrc(text, str(path)), "jinja", binds, env, node, search_paths=(path.parent,)
+                    TemplateSrc(text, str(path)),
+                    "jinja",
+                    binds,
+                    env,
+                    node,
+                    search_paths=(path.parent,),
+                    renders_now=True,
                 )
             if rname in ("Template", "from_string") and recv.args:
                 tmpl = self.template_source(recv.args[0].value, env)
                 if tmpl is not None:
-                    return self.render(tmpl, "jinja", binds, env, node)
+                    return self.render(tmpl, "jinja", binds, env, node, renders_now=True)
         tmpl = self.template_source(recv, env)
         if tmpl is not None:
-            return self.render(tmpl, "jinja", binds, env, node)
+            return self.render(tmpl, "jinja", binds, env, node, renders_now=True)
         return None
 
     def dict_literal(self, node: cst.BaseExpression, env: Env) -> tuple[cst.Dict, Env] | None:
@@ -608,8 +626,15 @@ class TemplateMixin:
         env: Env,
         node: cst.CSTNode,
         search_paths: tuple[Path, ...] = (),
+        renders_now: bool = False,
     ) -> list[Segment]:
-        """Segments of a template filled with ``binds`` (via :mod:`prefixlint.analysis.templates`)."""
+        """Segments of a template filled with ``binds`` (via :mod:`prefixlint.analysis.templates`).
+
+        ``renders_now`` says that ``node`` renders the template where it stands (a ``.render()``
+        call), rather than reading a template whose placeholders are filled later. A render that
+        runs at import time (``env.timing`` is PROCESS) fixes every value of its output once per
+        process, including the values the template computes itself.
+        """
         loc = env.mod.loc(node)
         try:
             from prefixlint.analysis.templates import Binding, render_segments
@@ -659,9 +684,8 @@ class TemplateMixin:
             if seg.static:
                 out.append(seg)
             else:
-                timing = seg.timing
-                if env.timing is Timing.PROCESS and timing is Timing.REQUEST and seg.label not in binds:
-                    timing = Timing.REQUEST
+                if renders_now and env.timing is Timing.PROCESS and seg.timing is Timing.REQUEST:
+                    seg = evolve(seg, timing=Timing.PROCESS)
                 out.append(evolve(seg, chain=(*tmpl.chain, *seg.chain), fixes=_move_fix(tmpl, seg)))
         return with_chain(out, loc)
 
