@@ -97,6 +97,16 @@ LINKED = {
             return {SEND}
         """,
     ),
+    "format-kwargs-from-a-dict": (
+        "prompts/system.txt",
+        "You are a support assistant.\nSession opened: {opened}\n" + RULES,
+        f"""
+        def answer(question):
+            values = {{"opened": datetime.datetime.now().isoformat()}}
+            system = (HERE / "prompts" / "system.txt").read_text().format(**values)
+            return {SEND}
+        """,
+    ),
     "format-map": (
         "prompts/system.prompt",
         "You are a support assistant.\nNow: {now}\n" + RULES,
@@ -154,6 +164,18 @@ LINKED = {
             return {SEND}
         """,
     ),
+    "importlib-resources-read-text": (
+        "mypkg/prompts/system.md",
+        "You are a media assistant.\n\n{{ datetime }}\n" + RULES,
+        f"""
+        from importlib import resources
+
+        def answer(question):
+            template = resources.read_text("mypkg.prompts", "system.md")
+            system = template.replace("{{{{ datetime }}}}", datetime.datetime.now().strftime("%H:%M:%S"))
+            return {SEND}
+        """,
+    ),
     "jinja-get-template-render": (
         "templates/system.j2",
         "You are a support assistant.\nThe time is {{ current_time }}.\n" + RULES,
@@ -164,6 +186,20 @@ LINKED = {
 
         def answer(question):
             system = env.get_template("system.j2").render(current_time=datetime.datetime.now())
+            return {SEND}
+        """,
+    ),
+    "jinja-template-held-in-a-name": (
+        "templates/system.j2",
+        "You are a support assistant.\nThe time is {{ current_time }}.\n" + RULES,
+        f"""
+        import jinja2
+
+        env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(HERE / "templates")))
+
+        def answer(question):
+            template = env.get_template("system.j2")
+            system = template.render(current_time=datetime.datetime.now())
             return {SEND}
         """,
     ),
@@ -202,11 +238,14 @@ LINE = {
     "open-read-format": 2,
     "read-text-replace-chain": 3,
     "helper-loader-module-constant": 2,
+    "format-kwargs-from-a-dict": 2,
     "format-map": 2,
     "yaml-nested-key": 5,
     "toml-table-key": 7,
     "importlib-resources": 3,
+    "importlib-resources-read-text": 3,
     "jinja-get-template-render": 2,
+    "jinja-template-held-in-a-name": 2,
     "jinja-template-from-text": 2,
     "jinja-name-built-at-run-time": 2,
 }
@@ -217,11 +256,14 @@ def test_per_request_fill_is_reported_on_the_template_line(tmp_path: Path, case:
     name, text, body = LINKED[case]
     module = _module(body)
     root = _project(tmp_path, {name: text, "app.py": module})
-    if case == "importlib-resources":
+    if case.startswith("importlib-resources"):
         (root / "mypkg" / "__init__.py").write_text("")
+        (root / "mypkg" / "prompts" / "__init__.py").write_text("")
     findings = _findings(root)
     assert _lines_in(findings, name) == [LINE[case]], findings
     (finding,) = [f for f in findings if f["filename"] == name]
+    placeholder_line = text.splitlines()[LINE[case] - 1]
+    assert placeholder_line[finding["location"]["column"] - 1] == "{"  # the column is the placeholder's
     chain_rows = {c["location"]["row"] for c in finding["chain"] if c["filename"] == "app.py"}
     module_lines = module.splitlines()
     sink = next(i for i, ln in enumerate(module_lines, 1) if "completions.create" in ln)
@@ -307,10 +349,11 @@ def test_template_file_as_final_user_message_after_history(tmp_path: Path):
     root = _project(
         tmp_path,
         {
-            "prompts/turn.txt": "Question asked at {now}:\n" + RULES,
+            # the turn's own static text after the value is short: it is where per-request values go
+            "prompts/turn.txt": "Question asked at {now}:\nAnswer in one short paragraph.\n",
             "app.py": _module(
                 """
-                SYSTEM = "You are a support assistant."
+                SYSTEM = "You are a support assistant. " + "Always cite the sources you used. " * 200
 
                 def answer(history):
                     turn = (HERE / "prompts" / "turn.txt").read_text().format(now=datetime.datetime.now())
@@ -337,5 +380,53 @@ def test_unparsable_pyproject_in_a_cookiecutter_folder_does_not_stop_the_run(tmp
         },
     )
     code, out, err = invoke(["check", "--no-cache", "--output-format", "json", "."], cwd=root)
-    assert code == 1, (out, err)
+    assert code in (0, 1), (out, err)  # 2 would be the run stopping on the bad file
     assert _lines_in(json.loads(out), name) == [2]
+    assert "pyproject.toml" in err  # a warning names it
+
+
+def test_prompt_file_with_jinja_statements_is_rendered_as_jinja(tmp_path: Path):
+    """A ``.prompt`` file linted on its own: its ``{% include %}`` is the static text that is lost."""
+    root = _project(
+        tmp_path,
+        {
+            "prompts/task.prompt": "{% if short %}\nBe brief.\n{% endif %}\nRequest id: {{ request_id }}\n"
+            '{% include "partials/rules.prompt" %}\n',
+            "prompts/partials/rules.prompt": RULES + "\n",
+        },
+    )
+    (finding,) = [f for f in _findings(root) if f["filename"] == "prompts/task.prompt"]
+    assert finding["location"]["row"] == 4
+    assert finding["impact"]["tokens_lost"] > 500  # the included rules, not just the text around them
+
+
+def test_run_time_template_name_links_every_matching_file(tmp_path: Path):
+    """``get_template(f"{name}.md")``: each matching file is its own prompt; other files are not."""
+    header = "---\nNOW: {{ CURRENT_TIME }}\n---\n"
+    root = _project(
+        tmp_path,
+        {
+            "agents/researcher.md": header + RULES,
+            "agents/coder.md": header + "You write code.\n" + RULES,
+            "agents/planner.md": "---\nNOW: { { CURRENT_TIME } }\n---\n" + RULES,
+            "agents/notes.txt": header + RULES,
+            "app.py": _module(
+                f"""
+                import os
+                from jinja2 import Environment, FileSystemLoader
+
+                env = Environment(loader=FileSystemLoader(os.path.join(os.path.dirname(__file__), "agents")))
+
+                def answer(prompt_name, question):
+                    values = {{"CURRENT_TIME": datetime.datetime.now().strftime("%H:%M:%S")}}
+                    system = env.get_template(f"{{prompt_name}}.md").render(**values)
+                    return {SEND}
+                """
+            ),
+        },
+    )
+    findings = _findings(root)
+    assert _lines_in(findings, "agents/researcher.md") == [2]
+    assert _lines_in(findings, "agents/coder.md") == [2]
+    assert _lines_in(findings, "agents/planner.md") == []
+    assert _lines_in(findings, "agents/notes.txt") == []

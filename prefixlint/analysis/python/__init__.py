@@ -81,9 +81,7 @@ def _layouts(ev: Evaluator, mod: ModuleInfo, settings: Settings) -> list[Layout]
             if not passes_system_prompt([a.keyword.value for a in site.node.args if a.keyword]):
                 continue
             spec = keyword_sink()
-        layout = build_layout(ev, site, spec, env, settings)
-        if layout is not None:
-            layouts.append(layout)
+        layouts.extend(ev.each_template_choice(lambda: build_layout(ev, site, spec, env, settings)))  # noqa: B023
     layouts.extend(_decorated(ev, mod, settings))
     seen = _dynamic_locations(layouts)
     for layout in _named(ev, mod, settings):
@@ -184,9 +182,9 @@ def _named(ev: Evaluator, mod: ModuleInfo, settings: Settings) -> list[Layout]:
                 continue
             env = Env(mod=mod, func=fdef, cls=cls, pos=end_pos)
             tail = [op for op in ops if op.kind in ("assign", "aug")][-_tail(ops) :]
-            segs = ev._replay_text(tail, env)
-            if _has_dynamic(segs):
-                out.append(text_layout(segs, f"{name} (name)", mod.loc(ops[0].node), settings))
+            for segs in ev.each_template_choice(lambda: ev._replay_text(tail, env)):  # noqa: B023
+                if _has_dynamic(segs):
+                    out.append(text_layout(segs, f"{name} (name)", mod.loc(ops[0].node), settings))
         if (
             is_prompt(fdef.name.value)
             and fdef.name.value != "__init__"

@@ -650,8 +650,8 @@ class Evaluator(TemplateMixin, MessagesMixin):
         for arg in call.args:
             if arg.keyword is not None:
                 binds[arg.keyword.value] = self.text(arg.value, env)
-            elif arg.star == "**" and isinstance(arg.value, cst.Dict):
-                binds.update(self._dict_binds(arg.value, env))
+            elif arg.star == "**" and (found := self.dict_literal(arg.value, env)) is not None:
+                binds.update(self._dict_binds(*found))
             elif arg.star == "**" or arg.star == "*":
                 continue
             else:
@@ -674,8 +674,8 @@ class Evaluator(TemplateMixin, MessagesMixin):
             return self.text(recv, env)
         binds = self._call_binds(node, env)
         if isinstance(node.func, cst.Attribute) and node.func.attr.value == "format_map" and node.args:
-            arg = node.args[0].value
-            binds = self._dict_binds(arg, env) if isinstance(arg, cst.Dict) else {}
+            found = self.dict_literal(node.args[0].value, env)
+            binds = self._dict_binds(*found) if found is not None else {}
         return self.render(tmpl, "format", binds, env, node)
 
     def _json_dumps(self, node: cst.Call, env: Env) -> list[Segment]:

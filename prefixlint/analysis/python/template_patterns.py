@@ -1,9 +1,9 @@
 """Template names built at run time: ``env.get_template(f"{name}.md")`` and the files it can load.
 
 The f-string becomes a glob (its literal parts kept, each replacement field a ``*``); the project's
-files under the loader's folders that match it are the candidates. One render stands for them all,
-so the candidate reported is the one that costs most: the file whose first Jinja expression has
-the most text after it.
+files under the loader's folders that match it are the candidates. The first build of a prompt
+takes the one that costs most (the file whose first Jinja expression has the most text after it),
+and the evaluator rebuilds the prompt once for each other candidate.
 """
 
 from __future__ import annotations
@@ -66,9 +66,8 @@ def _text_after_first_expression(path: Path) -> int:
     return len(text) - m.end() if m else -1
 
 
-def best_candidate(pattern: str, dirs: Sequence[Path]) -> Path | None:
-    """The matching file whose first expression precedes the most text (ties: the first by path)."""
-    found = candidates(pattern, dirs)
+def best_candidate(found: Sequence[Path]) -> Path | None:
+    """The file whose first expression precedes the most text (ties: the first by path)."""
     if not found:
         return None
     return max(sorted(found), key=_text_after_first_expression)

@@ -1,16 +1,21 @@
 """Templates inside Python: where template text comes from, and rendering it with bindings.
 
 :class:`TemplateMixin` is part of the evaluator. It finds the raw text of a template (a string
-constant, possibly in another module; a prompt file read with ``Path(...).read_text()``; a Jinja
-file found through the ``FileSystemLoader`` directories), and renders it through
-:mod:`prefixlint.analysis.templates` with the values the caller binds.
+constant, possibly in another module; a prompt file read with ``open(p).read()``,
+``Path(...).read_text()`` or ``importlib.resources``, also through a helper that returns it; a key
+of a loaded YAML or TOML file; a Jinja file found through the ``FileSystemLoader`` directories, by a
+name known statically or built at run time), and renders it through
+:mod:`prefixlint.analysis.templates` with the values the caller binds (``.format``,
+``.format_map``, ``.render``, a chain of ``.replace``).
 """
 
 from __future__ import annotations
 
 import textwrap
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 import libcst as cst
 
@@ -23,6 +28,9 @@ from prefixlint.analysis.python.sources import dotted_name, is_static, join_text
 from prefixlint.analysis.result import AnalysisError
 from prefixlint.model.edits import Fix
 from prefixlint.model.layout import Section, Segment, SourceLocation, Timing, evolve
+
+_T = TypeVar("_T")
+MAX_TEMPLATE_CHOICES = 16
 
 
 @dataclass
@@ -37,10 +45,44 @@ class TemplateSrc:
     # the string constant the text was read from, and its module: a fix can move a line of it
     literal: cst.SimpleString | None = None
     module: ModuleInfo | None = None
+    indent: int = 0  # columns the file's later lines lose in the text (a YAML block)
 
 
 class TemplateMixin:
     """Template lookup and rendering for :class:`~prefixlint.analysis.python.evaluate.Evaluator`."""
+
+    # Template names built at run time: while one prompt is built, the other files each such name
+    # could load (``_template_choices``); and the file a rebuild is told to take for a name.
+    _template_choices: list[tuple[int, list[Path]]] | None = None
+    _forced_templates: dict[int, Path] | None = None
+
+    def each_template_choice(self, build: Callable[[], _T | None]) -> list[_T]:
+        """``build()``, then once more for each other file a run-time template name can load.
+
+        ``env.get_template(f"{name}.md")`` stands for every matching file; the first build takes the
+        costliest one, and each rebuild takes another (at most ``MAX_TEMPLATE_CHOICES`` in all), so
+        each file gets its own prompt and its own findings.
+        """
+        self._template_choices = []
+        try:
+            first = build()
+        finally:
+            pending, self._template_choices = self._template_choices, None
+        out = [first] if first is not None else []
+        budget = MAX_TEMPLATE_CHOICES - 1
+        for key, others in pending:
+            for path in others:
+                if budget <= 0:
+                    return out
+                budget -= 1
+                self._forced_templates = {key: path}
+                try:
+                    got = build()
+                finally:
+                    self._forced_templates = None
+                if got is not None:
+                    out.append(got)
+        return out
 
     def template_source(self, node: cst.CSTNode, env: Env, depth: int = 0) -> TemplateSrc | None:
         """The raw template text ``node`` holds, and where it starts, or None when unknown."""
@@ -119,8 +161,14 @@ class TemplateMixin:
         if isinstance(node, cst.Call):
             f = node.func
             name = dotted_name(f)
-            if isinstance(f, cst.Attribute) and f.attr.value in ("read_text", "read"):
-                path = self._file_path(f.value, env)
+            legacy = len(node.args) >= 2 and name in (
+                "read_text",
+                "resources.read_text",
+                "importlib.resources.read_text",
+            )
+            reads = isinstance(f, cst.Attribute) and f.attr.value in ("read_text", "read")
+            if legacy or reads:
+                path = self._resource_path(node, env) if legacy else self._file_path(f.value, env)  # type: ignore[attr-defined]
                 if path is not None and path.is_file():
                     try:
                         text = path.read_text("utf-8")
@@ -189,7 +237,8 @@ class TemplateMixin:
             return None
         self.dependencies.add(str(path))
         loc = env.mod.loc(node)
-        return TemplateSrc(found.text, str(path), found.line, found.col, (loc,) if loc else ())
+        chain = (loc,) if loc else ()
+        return TemplateSrc(found.text, str(path), found.line, found.col, chain, indent=found.indent)
 
     def _loaded_document(self, node: cst.BaseExpression, env: Env, depth: int) -> tuple[Path, str] | None:
         """The YAML or TOML file that ``node`` holds parsed: ``yaml.safe_load(f)``, or a name bound to it."""
@@ -242,6 +291,8 @@ class TemplateMixin:
             and node.func.attr.value in ("read_text", "read", "replace", "format", "format_map", "render")
         ):
             return None  # evaluating these asks for their template source again
+        if not isinstance(node, cst.Call) or self._function_for(node.func, env) is None:  # type: ignore[attr-defined]
+            return None  # only a helper of this project can return a file's text
         busy = self.__dict__.setdefault("_reading_files", set())
         if id(node) in busy:
             return None
@@ -254,6 +305,11 @@ class TemplateMixin:
             return None
         where = segs[0].location
         if where.path.endswith((".py", ".pyi")) or (where.line, where.col) != (1, 0):
+            return None
+        try:
+            if Path(where.path).read_text("utf-8") != segs[0].text:
+                return None  # not the file's own text (a rendered or changed copy): its lines differ
+        except (OSError, UnicodeDecodeError):
             return None
         loc = env.mod.loc(node)
         return TemplateSrc(segs[0].text, where.path, 0, 0, (*segs[0].chain, *((loc,) if loc else ())))
@@ -381,6 +437,13 @@ class TemplateMixin:
                 return inner.parent if inner is not None else None
         return None
 
+    def _resource_path(self, node: cst.Call, env: Env) -> Path | None:
+        """``importlib.resources.read_text("pkg.prompts", "system.md")``: the file it reads."""
+        if len(node.args) < 2:
+            return None
+        pkg, part = self._package_dir(node.args[0].value, env), self._path_part(node.args[1].value, env)
+        return pkg / part if pkg is not None and part is not None else None
+
     def _package_dir(self, node: cst.BaseExpression, env: Env) -> Path | None:
         """The folder of the package named by ``node`` (a dotted string, ``__package__``, ``__name__``)."""
         mod = env.mod
@@ -419,7 +482,9 @@ class TemplateMixin:
 
     def _jinja_render(self, node: cst.Call, recv: cst.BaseExpression, env: Env) -> list[Segment] | None:
         binds = self._call_binds(node, env)
+        recv, env_at = self._template_object(recv, env)
         if isinstance(recv, cst.Call):
+            env = env_at
             rname = dotted_name(recv.func).rsplit(".", 1)[-1]
             if rname == "get_template" and recv.args:
                 path = self._jinja_file(recv.args[0].value, env)
@@ -448,6 +513,38 @@ class TemplateMixin:
             return self.render(tmpl, "jinja", binds, env, node, renders_now=True)
         return None
 
+    def dict_literal(self, node: cst.BaseExpression, env: Env) -> tuple[cst.Dict, Env] | None:
+        """The dict literal ``node`` is, or that a local name was last set to (``.format(**values)``)."""
+        if isinstance(node, cst.Dict):
+            return node, env
+        if isinstance(node, cst.Name) and env.func is not None:
+            ops = local_ops(env.mod, env.func).get(node.value)
+            if ops:
+                before = ops_before(ops, env.pos)
+                if len(before) == 1 and before[0].kind == "assign" and isinstance(before[0].value, cst.Dict):
+                    return before[0].value, env.at(before[0].pos)
+        return None
+
+    def _template_object(self, recv: cst.BaseExpression, env: Env) -> tuple[cst.BaseExpression, Env]:
+        """``tpl`` in ``tpl.render(...)`` when a name holds ``env.get_template(...)`` or ``Template(...)``."""
+        if not isinstance(recv, cst.Name):
+            return recv, env
+        value, at = None, env
+        if env.func is not None:
+            ops = local_ops(env.mod, env.func).get(recv.value)
+            if ops:
+                before = ops_before(ops, env.pos)
+                if len(before) == 1 and before[0].kind == "assign":
+                    value, at = before[0].value, env.at(before[0].pos)
+        elif recv.value in env.mod.assigns:
+            value = env.mod.assigns[recv.value]
+            at = self.module_env(env.mod).at(env.mod.pos(value))  # type: ignore[attr-defined]
+        if isinstance(value, cst.Call):
+            last = dotted_name(value.func).rsplit(".", 1)[-1]
+            if last in ("get_template", "Template", "from_string"):
+                return value, at
+        return recv, env
+
     def _jinja_file(self, arg: cst.BaseExpression, env: Env) -> Path | None:
         """The file ``env.get_template(arg)`` loads.
 
@@ -466,12 +563,18 @@ class TemplateMixin:
         return self._find_jinja(tname, env) if tname is not None else None
 
     def _pattern_template(self, arg: cst.FormattedString, env: Env) -> Path | None:
-        from prefixlint.analysis.python.template_patterns import best_candidate, pattern_of
+        from prefixlint.analysis.python.template_patterns import best_candidate, candidates, pattern_of
 
+        if self._forced_templates and id(arg) in self._forced_templates:
+            return self._forced_templates[id(arg)]
         pattern = pattern_of(arg)
         if pattern is None:
             return None
-        return best_candidate(pattern, self._jinja_dirs(env))
+        found = candidates(pattern, self._jinja_dirs(env))
+        best = best_candidate(found)
+        if best is not None and self._template_choices is not None and len(found) > 1:
+            self._template_choices.append((id(arg), [p for p in found if p != best]))
+        return best
 
     def _find_jinja(self, name: str, env: Env) -> Path | None:
         dirs = self._jinja_dirs(env)
@@ -565,6 +668,7 @@ class TemplateMixin:
                 role="system",
                 line_offset=tmpl.line_offset,
                 col_offset=tmpl.col_offset,
+                indent=tmpl.indent,
                 bindings=bindings,
                 search_paths=search_paths,
                 settings=self.settings,

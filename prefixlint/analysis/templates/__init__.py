@@ -5,7 +5,9 @@ placeholders classified by what a caller binds (:class:`Binding`) or by name. Mo
 
 - ``files``: which files are templates and of which style; finding an included name.
 - ``jinja_parse``: jinja2's parser with node spans; ``jinja``: rendering, includes, extends, macros.
-- ``placeholders``: ``str.format``, plain ``{var}``/``{{var}}`` files, ``$``, ``%`` and mustache.
+- ``placeholders``: ``str.format``, plain ``{var}``/``{{var}}`` files, ``$``, ``%``, mustache, and
+  ``literal`` (the exact keys a chain of ``str.replace`` fills).
+- ``structured``: a template under a key of a YAML or TOML file, and where its text starts there.
 - ``prompty``: YAML front matter and role sections.
 - ``bindings``: values of variables; ``emit``: segment building; ``render``: the entry point.
 - ``suppressions``: ``{# prefixlint: ignore[CODE] #}``; ``analyze``: a template file on its own.

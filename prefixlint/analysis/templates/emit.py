@@ -34,6 +34,7 @@ class Frame:
     path: str
     line_offset: int = 0
     col_offset: int = 0
+    indent: int = 0  # columns every later line was dedented by (a YAML block scalar's indentation)
 
     def loc(
         self, line: int, col: int, end_line: int | None = None, end_col: int | None = None
@@ -41,7 +42,7 @@ class Frame:
         """A location in the file from a position in the text (offsets apply to the first line only)."""
 
         def shift(ln: int, c: int) -> tuple[int, int]:
-            return ln + self.line_offset, c + (self.col_offset if ln == 1 else 0)
+            return ln + self.line_offset, c + (self.col_offset if ln == 1 else self.indent)
 
         line2, col2 = shift(line, col)
         if end_line is None or end_col is None:

@@ -44,6 +44,7 @@ def render_template(
     message_index: int | None = None,
     line_offset: int = 0,
     col_offset: int = 0,
+    indent: int = 0,
     bindings: Mapping[str, Binding] | None = None,
     search_paths: Sequence[Path] = (),
     settings: Settings | None = None,
@@ -72,7 +73,7 @@ def render_template(
         message_index=message_index,
         absolute_paths=Path(path).is_absolute(),
     )
-    frame = Frame(path, line_offset, col_offset)
+    frame = Frame(path, line_offset, col_offset, indent)
     embedded = bool(line_offset or col_offset) or path.endswith((".py", ".pyi"))
     file = _file_of(path, base, embedded)
     meta = PromptMeta()
@@ -115,6 +116,7 @@ def render_segments(
     message_index: int | None = None,
     line_offset: int = 0,
     col_offset: int = 0,
+    indent: int = 0,
     bindings: Mapping[str, Binding] | None = None,
     search_paths: Sequence[Path] = (),
     settings: Settings | None = None,
@@ -125,9 +127,10 @@ def render_segments(
     ``path`` names the file the text is in. For a string inside Python, ``line_offset`` and
     ``col_offset`` place its content: a position at line ``l`` (1-based), column ``c`` of ``text``
     is reported at line ``l + line_offset`` and column ``c + col_offset`` on the first line (``c``
-    on later lines). So for content starting at file line ``L``, column ``C`` pass
-    ``line_offset=L - 1, col_offset=C``. Placeholders are classified by ``bindings`` (by full or
-    root name), else by name through the catalog. Includes are looked up in ``search_paths``
+    on later lines, plus ``indent`` where the text was dedented, as in a YAML block). So for
+    content starting at file line ``L``, column ``C`` pass ``line_offset=L - 1, col_offset=C``.
+    Placeholders are classified by ``bindings`` (by full or root name), else by name through the
+    catalog. Includes are looked up in ``search_paths``
     (relative ones from ``root``), the including template's folder, then ``root`` (default: the
     settings' root, else the working directory).
     """
@@ -140,6 +143,7 @@ def render_segments(
         message_index=message_index,
         line_offset=line_offset,
         col_offset=col_offset,
+        indent=indent,
         bindings=bindings,
         search_paths=search_paths,
         settings=settings,

@@ -20,6 +20,7 @@ class KeyedText:
     text: str
     line: int
     col: int
+    indent: int = 0  # columns each later line lost (a YAML block scalar is dedented)
 
 
 def keyed_value(text: str, keys: Sequence[str | int], kind: str) -> KeyedText | None:
@@ -61,7 +62,7 @@ def _yaml_value(text: str, keys: Sequence[str | int]) -> KeyedText | None:
         while line < len(lines) and not lines[line].strip():
             line += 1
         col = len(lines[line]) - len(lines[line].lstrip(" ")) if line < len(lines) else 0
-        return KeyedText(node.value, line, col)
+        return KeyedText(node.value, line, col, col)
     quote = 1 if node.style in ("'", '"') else 0
     return KeyedText(node.value, mark.line, mark.column + quote)
 
