@@ -22,6 +22,7 @@ KIND_WORDS = {
     DynamicKind.MEMORY: "memory",
     DynamicKind.ENVIRONMENT: "environment value",
     DynamicKind.UNKNOWN: "interpolated value",
+    DynamicKind.USER_INPUT: "user input",
 }
 
 

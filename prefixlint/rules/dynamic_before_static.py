@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from prefixlint.model.layout import DynamicKind
+from prefixlint.model.layout import DynamicKind, Segment
 from prefixlint.rules._dynamic import DynamicBeforeStatic
 from prefixlint.rules._examples import bad, chat
 from prefixlint.rules.base import Example
@@ -256,7 +256,12 @@ class UnknownBeforeStatic(DynamicBeforeStatic):
     code = "PFX109"
     name = "unknown-before-static"
     kind = DynamicKind.UNKNOWN
-    INVALID = [bad(chat('f"Mode: {extra}\\n" + RULES', params="q, extra"))]
+
+    def matches(self, seg: Segment) -> bool:
+        # the user's own input (a question, a topic) is as unknown in content and changes per request
+        return seg.kind in (DynamicKind.UNKNOWN, DynamicKind.USER_INPUT) and seg.timing is self.timing
+
+    INVALID = [bad(chat('f"Question: {question}\\n" + RULES', params="question", user='"Answer now."'))]
     VALID = [
         Example(
             chat('f"{PREAMBLE}\\n{RULES}"', before="", imports='PREAMBLE = "Harbor v2."\n'),

@@ -17,7 +17,9 @@ import libcst as cst
 
 from prefixlint.analysis.catalog import Catalog
 from prefixlint.analysis.python import fixes, timegrain
+from prefixlint.analysis.python.callers import param_from_callers
 from prefixlint.analysis.python.collect import ClassInfo, ModuleInfo, evaluated
+from prefixlint.analysis.python.constants import table_item
 from prefixlint.analysis.python.env import Env
 from prefixlint.analysis.python.kinds import CONVERSIONS, KindsMixin
 from prefixlint.analysis.python.messages import MessagesMixin
@@ -189,7 +191,8 @@ class Evaluator(TemplateMixin, MessagesMixin, KindsMixin):
         name = node.value
         loc = env.mod.loc(node)
         if name in env.bindings:
-            return env.bindings[name]
+            # a helper's parameter: the value passes through its use here (the line a user moves)
+            return with_chain(env.bindings[name], loc)
         if env.func is not None:
             ops = local_ops(env.mod, env.func).get(name)
             if ops:
@@ -260,14 +263,21 @@ class Evaluator(TemplateMixin, MessagesMixin, KindsMixin):
         """A parameter nobody bound: its default (evaluated at def time), or a value named like it."""
         name = param.name.value
         ploc = env.mod.loc(param)
+        got = param_from_callers(self, param, env, use)  # what the project's callers pass
+        if got is not None:
+            return got
         if param.default is not None:
             return self.text(param.default, evolve(env, timing=Timing.PROCESS, func=None, bindings={}))
         kind, conf = name_kind(self.catalog, name)
         chain = (ploc,) if ploc is not None and use is not None else ()
-        seg = named(self.catalog, kind, Timing.REQUEST, name, name, use or ploc, confidence=conf, chain=chain)
-        timing, card = self.param_traits(param, env)
-        if timing is not None or card is not None:
-            seg = evolve(seg, timing=timing or seg.timing, cardinality=card or seg.cardinality)
+        # No caller in view (an entry point): only a name that says what it holds (``session_id``,
+        # ``question``) makes it per request; otherwise its nature is not known.
+        timing = Timing.UNKNOWN if kind is DynamicKind.UNKNOWN else Timing.REQUEST
+        seg = named(self.catalog, kind, timing, name, name, use or ploc, confidence=conf, chain=chain)
+        # a config object is a process value; a bool, Literal or Enum takes a few values
+        timing2, card = self.param_traits(param, env)
+        if timing2 is not None or card is not None:
+            seg = evolve(seg, timing=timing2 or seg.timing, cardinality=card or seg.cardinality)
         return [seg]
 
     def _replay_text(self, ops: list, env: Env) -> list[Segment]:
@@ -440,12 +450,17 @@ class Evaluator(TemplateMixin, MessagesMixin, KindsMixin):
                         dynamic(*name_kind(self.catalog, attr)[:1], Timing.REQUEST, attr, loc, confidence=0.6)
                     ]
                 if kw == "default":
+                    if _is_none(arg.value):  # a placeholder: the instance's own value is set later
+                        kind, conf = name_kind(self.catalog, attr)
+                        return [dynamic(kind, Timing.REQUEST, attr, loc, confidence=min(conf, 0.6) or 0.6)]
                     return self.text(arg.value, self.module_env(mod))
-        if value is None:
+        if value is None or _is_none(value):
             # set by whoever makes the object: only the field's name can tell
             kind, conf = name_kind(self.catalog, attr)
             timing = Timing.REQUEST if kind is not DynamicKind.UNKNOWN else _unknown(env)
-            return [named(self.catalog, kind, timing, attr, attr, mod.loc(cls.node.name), confidence=conf)]
+            return [
+                named(self.catalog, kind, timing, attr, attr, loc or mod.loc(cls.node.name), confidence=conf)
+            ]
         return self.text(value, self.module_env(mod))
 
     def _t_Subscript(self, node: cst.Subscript, env: Env) -> list[Segment]:
@@ -457,6 +472,10 @@ class Evaluator(TemplateMixin, MessagesMixin, KindsMixin):
         kind = call_kind(self.catalog, dotted, self._aliases(env.mod))
         if kind is not None:
             return [dynamic(kind, env.timing, env.mod.source(node), loc)]
+        item = table_item(self, node, env)
+        if item is not None:  # ``PROMPTS["qa"]``: an item of a module-level table
+            value, tmod = item
+            return with_chain(self.text(value, self.module_env(tmod).at(tmod.pos(value))), loc)
         key = node.slice[0].slice if node.slice else None
         base = self.text(node.value, env)
         if is_static(base):
@@ -511,9 +530,13 @@ class Evaluator(TemplateMixin, MessagesMixin, KindsMixin):
                 if got is not None:
                     return got
             if meth in ("read_text", "read"):
-                tmpl = self.template_source(node, env)
-                if tmpl is not None:
-                    return [static(tmpl.text, loc)]
+                got = self.file_text(node, env)
+                if got is not None:
+                    return got
+            if meth == "replace":
+                got = self.replace_fill(node, env)
+                if got is not None:
+                    return got
         kind = call_kind(self.catalog, dotted, self._aliases(env.mod))
         local_fn = self._function_for(func, env)
         if local_fn is None:
@@ -595,11 +618,15 @@ class Evaluator(TemplateMixin, MessagesMixin, KindsMixin):
     def _method_call(self, node: cst.Call, func: cst.Attribute, env: Env) -> list[Segment] | None:
         """A method of a value: string methods, time formatting, ``.get(key)``; None for other methods."""
         meth = func.attr.value
+        if meth not in PASS_THROUGH_METHODS and not self.known_method(meth):
+            return None
         loc = env.mod.loc(node)
+        segs = self.text(func.value, env)  # once: a chain of methods must not evaluate its head again
+        if is_static(segs):
+            if meth in PASS_THROUGH_METHODS:
+                return [static(_apply_method(join_text(segs), meth), loc)]
+            return [static(env.mod.source(node), loc)]
         if meth == "get" and node.args and isinstance(node.args[0].value, cst.SimpleString):
-            base = self.text(func.value, env)
-            if is_static(base):
-                return [static(env.mod.source(node), loc)]
             if self.from_config(func.value, env):
                 return self.process_value(node, env)
             key = evaluated(node.args[0].value)
@@ -609,18 +636,11 @@ class Evaluator(TemplateMixin, MessagesMixin, KindsMixin):
                     return [
                         named(self.catalog, k, env.timing, key, env.mod.source(node), loc, confidence=conf)
                     ]
-            return base
-        if meth == "replace" and any(a.keyword is not None for a in node.args):
-            return self.replace_step(node, self.text(func.value, env))
-        got = self.method_step(node, func, env)
-        if got is not None:
-            return got
-        if meth in PASS_THROUGH_METHODS:
-            segs = self.text(func.value, env)
-            if is_static(segs):
-                return [static(_apply_method(join_text(segs), meth), loc)]
             return segs
-        return None
+        if meth == "replace" and any(a.keyword is not None for a in node.args):
+            return self.replace_step(node, segs)
+        got = self.method_step(node, meth, segs, env)
+        return got if got is not None else segs
 
     def _instance(self, name: str, env: Env) -> tuple[ClassInfo, ModuleInfo, dict[str, list[Segment]]] | None:
         """The class of ``name = SomeClass(...)`` (local or module level) and its ``__init__`` bindings."""
@@ -937,6 +957,10 @@ class Evaluator(TemplateMixin, MessagesMixin, KindsMixin):
                 out.extend(item)
             return out
         return [dynamic(DynamicKind.UNKNOWN, _unknown(env), env.mod.source(node)[:60], loc, confidence=0.3)]
+
+
+def _is_none(node: cst.BaseExpression) -> bool:
+    return isinstance(node, cst.Name) and node.value == "None"
 
 
 def _first_dynamic_item(items: list[list[Segment]]) -> list[Segment]:

@@ -40,6 +40,12 @@ PURE_METHODS = frozenset(
     | {"rjust", "center", "expandtabs", "removeprefix", "removesuffix", "encode", "decode", "find"}
     | {"rfind", "index", "rindex", "count", "items", "values", "keys", "copy", "get", "pop", "hex"}
 )
+# Methods of str that return text built from the receiver's text, piece by piece.
+TEXT_METHODS = frozenset(
+    {"strip", "lstrip", "rstrip", "lower", "upper", "title", "capitalize", "casefold", "swapcase"}
+    | {"replace", "translate", "zfill", "ljust", "rjust", "center", "expandtabs", "removeprefix"}
+    | {"removesuffix", "encode", "decode"}
+)
 # Methods whose result takes two values.
 BOOL_METHODS = frozenset(
     {"startswith", "endswith", "isdigit", "isalpha", "isalnum", "isnumeric", "isdecimal", "isspace"}
@@ -240,40 +246,28 @@ class KindsMixin:
         return next((o for o in self.catalog.objects if o.named_as(name)), None)
 
     # taint steps -----------------------------------------------------------------------------------
-    def method_step(self, node: cst.Call, func: cst.Attribute, env: Env) -> list[Segment] | None:
-        """``value.method(...)`` for a method that keeps (or formats) the value; None for other methods."""
-        meth = func.attr.value
-        if meth not in PURE_METHODS and meth not in BOOL_METHODS and meth not in TIME_METHODS:
-            return None
+    def known_method(self, meth: str) -> bool:
+        """True for a method whose result :meth:`method_step` can tell from its receiver."""
+        return meth in PURE_METHODS or meth in BOOL_METHODS or meth in TIME_METHODS
+
+    def method_step(self, node: cst.Call, meth: str, segs: list[Segment], env: Env) -> list[Segment] | None:
+        """``value.method(...)`` of a dynamic ``value`` (``segs``) for a method that keeps or formats it."""
         loc = env.mod.loc(node)
-        segs = self.text(func.value, env)
-        if is_static(segs):
-            return None  # folded by the caller where it can
-        if meth == "get" and node.args:
-            key = self._static_text(node.args[0].value, env)
-            if key is not None:
-                return None  # ``state.get("user_id")``: the caller classifies the key
+        label = env.mod.source(node)[:60]
         if meth in BOOL_METHODS:
-            return derive(
-                segs, env.mod.source(node)[:60], loc, pure=True, granularity=None, cardinality=Cardinality.FEW
-            )
+            return derive(segs, label, loc, pure=True, granularity=None, cardinality=Cardinality.FEW)
+        if meth in TEXT_METHODS and any(s.static and s.text.strip() for s in segs):
+            return segs  # ``PROMPT.strip()``: the same text, piece by piece
         d = dominant(segs)
         if d is None or meth not in TIME_METHODS:
-            return derive(segs, env.mod.source(node)[:60], loc, pure=True)
-        kind = DynamicKind.TIMESTAMP if d.kind in (None, DynamicKind.UNKNOWN) else None
+            return derive(segs, label, loc, pure=True)
         if d.kind not in (None, DynamicKind.UNKNOWN, DynamicKind.TIMESTAMP):
-            return derive(segs, env.mod.source(node)[:60], loc, pure=True)
+            return derive(segs, label, loc, pure=True)
+        kind = DynamicKind.TIMESTAMP if d.kind in (None, DynamicKind.UNKNOWN) else None
         grain = self._time_method_granularity(node, meth, d.granularity, env)
         card = timegrain.cardinality_of(grain) if grain is not None else d.cardinality
         return derive(
-            segs,
-            env.mod.source(node)[:60],
-            loc,
-            pure=True,
-            kind=kind,
-            granularity=grain,
-            cardinality=card,
-            relabel=True,
+            segs, label, loc, pure=True, kind=kind, granularity=grain, cardinality=card, relabel=True
         )
 
     def _time_method_granularity(
