@@ -69,6 +69,7 @@ def impact_at(layout: Layout, index: int, settings: Settings, *, price_history: 
         exact=exact,
         encoding=rules.encoding,
         history_priced=history and not price_history,
+        history_follows=history,
     )
 
 
