@@ -326,7 +326,7 @@ def test_a_comparison_of_a_per_request_value_takes_two_values(tmp_path: Path) ->
 # through the CLI ----------------------------------------------------------------------------------------
 @needs_analyzer
 def test_cli_reports_a_converted_timestamp_and_not_a_config_value(tmp_path: Path) -> None:
-    long_rules = (RULES + " ") * 8
+    long_rules = (RULES + " ") * 60  # past the provider's minimum cacheable length
     source = (
         HEAD + f"import time\nRULES = {long_rules!r}\n\n"
         "def ask(question):\n"
