@@ -344,3 +344,15 @@ def test_cli_reports_a_converted_timestamp_and_not_a_config_value(tmp_path: Path
     assert (clock, "PFX101") in found, found
     # the config value is a process value, never reported as computed per request
     assert not any(row == configured and c.startswith("PFX10") for row, c in found), found
+
+
+def test_granularity_survives_a_template_filled_in_another_module(tmp_path: Path) -> None:
+    (tmp_path / "prompts.py").write_text(f'SYSTEM = """Today is {{today}}.\n{RULES}"""\n')
+    code = (
+        "from datetime import datetime\nfrom prompts import SYSTEM\n\n"
+        "def ask(question):\n"
+        "    system = SYSTEM.format(today=datetime.now().strftime('%A %d %B %Y'))\n" + SEND
+    )
+    (seg,) = system_values(tmp_path, code)
+    assert (seg.kind, seg.timing, seg.granularity) == (DynamicKind.TIMESTAMP, Timing.REQUEST, Granularity.DAY)
+    assert seg.location is not None and seg.location.path.endswith("prompts.py")

@@ -555,6 +555,8 @@ class TemplateMixin:
                     location=d.location,
                     chain=d.chain,
                     confidence=d.confidence,
+                    granularity=d.granularity,
+                    cardinality=d.cardinality,
                 )
         try:
             result = render_segments(

@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
 from prefixlint.analysis.catalog import Catalog
-from prefixlint.model.layout import DynamicKind, SourceLocation, Timing
+from prefixlint.model.layout import Cardinality, DynamicKind, Granularity, SourceLocation, Timing
 
 
 @dataclass(frozen=True)
@@ -33,6 +33,9 @@ class Binding:
     location: SourceLocation | None = None
     chain: tuple[SourceLocation, ...] = ()
     confidence: float = 1.0
+    # what the caller's value tells of how often it changes (see Segment)
+    granularity: Granularity | None = None
+    cardinality: Cardinality | None = None
 
     def relabel(self, label: str) -> Binding:
         """The same value under another name (a loop variable, a macro parameter)."""
