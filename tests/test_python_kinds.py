@@ -356,3 +356,15 @@ def test_granularity_survives_a_template_filled_in_another_module(tmp_path: Path
     (seg,) = system_values(tmp_path, code)
     assert (seg.kind, seg.timing, seg.granularity) == (DynamicKind.TIMESTAMP, Timing.REQUEST, Granularity.DAY)
     assert seg.location is not None and seg.location.path.endswith("prompts.py")
+
+
+def test_a_template_placeholder_known_only_by_name_gets_what_its_name_tells() -> None:
+    from prefixlint.analysis.templates import render_segments
+
+    result = render_segments(
+        "Date: {current_date}\nUser: {user_id}\nTurn: {request_id}\n", style="format", path="p.txt"
+    )
+    date, user, request = [s for s in result.segments if s.dynamic]
+    assert (date.granularity, date.cardinality) == (Granularity.DAY, Cardinality.FEW)
+    assert user.cardinality is Cardinality.PER_USER and user.granularity is None
+    assert request.cardinality is Cardinality.PER_REQUEST

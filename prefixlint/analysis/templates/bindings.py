@@ -107,7 +107,14 @@ def name_binding(name: str, catalog: Catalog) -> Binding:
     if kind is None and any(c.isupper() for c in name):
         kind, confidence = catalog.classify_name(_snake(name))
     if kind is not None:
-        return Binding(static=False, kind=kind, label=name, confidence=confidence)
+        grain, card = catalog.name_traits(name)  # ``current_date``: a date; ``user_id``: one per user
+        if kind is not DynamicKind.TIMESTAMP:
+            grain = None
+        elif grain is not None and card is None:
+            card = Cardinality.PER_REQUEST if grain.sub_day else Cardinality.FEW
+        return Binding(
+            static=False, kind=kind, label=name, confidence=confidence, granularity=grain, cardinality=card
+        )
     low = 0.2 if catalog.is_prompt_name(name) else UNKNOWN_CONFIDENCE
     return Binding(static=False, kind=DynamicKind.UNKNOWN, label=name, confidence=low)
 
