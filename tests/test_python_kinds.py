@@ -368,3 +368,8 @@ def test_a_template_placeholder_known_only_by_name_gets_what_its_name_tells() ->
     assert (date.granularity, date.cardinality) == (Granularity.DAY, Cardinality.FEW)
     assert user.cardinality is Cardinality.PER_USER and user.granularity is None
     assert request.cardinality is Cardinality.PER_REQUEST
+
+
+def test_a_lookup_in_an_object_made_at_start_up_is_of_unknown_timing(tmp_path: Path) -> None:
+    seg = value(tmp_path, "store.get('banner')", module="from kv import connect\nstore = connect()\n")
+    assert (seg.kind, seg.timing) == (DynamicKind.UNKNOWN, Timing.UNKNOWN)

@@ -629,6 +629,13 @@ class Evaluator(TemplateMixin, MessagesMixin, KindsMixin):
         if meth == "get" and node.args and isinstance(node.args[0].value, cst.SimpleString):
             if self.from_config(func.value, env):
                 return self.process_value(node, env)
+            if env.timing is not Timing.PROCESS and all(s.static or s.timing is Timing.PROCESS for s in segs):
+                # ``store.get("k")`` on an object made at start-up: read at run time, nature not known
+                return [
+                    dynamic(
+                        DynamicKind.UNKNOWN, Timing.UNKNOWN, env.mod.source(node)[:60], loc, confidence=0.4
+                    )
+                ]
             key = evaluated(node.args[0].value)
             if isinstance(key, str):
                 k, conf = name_kind(self.catalog, key)
