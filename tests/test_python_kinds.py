@@ -373,3 +373,26 @@ def test_a_template_placeholder_known_only_by_name_gets_what_its_name_tells() ->
 def test_a_lookup_in_an_object_made_at_start_up_is_of_unknown_timing(tmp_path: Path) -> None:
     seg = value(tmp_path, "store.get('banner')", module="from kv import connect\nstore = connect()\n")
     assert (seg.kind, seg.timing) == (DynamicKind.UNKNOWN, Timing.UNKNOWN)
+
+
+def test_a_list_attribute_filled_by_the_class_holds_what_it_is_given(tmp_path: Path) -> None:
+    code = f"""
+RULES = {RULES!r}
+
+class Agent:
+    def __init__(self):
+        self.notes = []
+
+    def observe(self, tool_result):
+        self.notes.append(f"Observed: {{tool_result}}")
+
+    def ask(self, question):
+        system = "\\n".join(self.notes) + "\\n" + RULES
+{METHOD_SEND}"""
+    (seg,) = system_values(tmp_path, code)
+    assert (seg.kind, seg.timing, seg.repeated) == (DynamicKind.TOOL_OUTPUT, Timing.REQUEST, True)
+
+
+def test_what_a_person_types_is_user_input(tmp_path: Path) -> None:
+    seg = value(tmp_path, "input('Topic: ')")
+    assert (seg.kind, seg.timing) == (DynamicKind.USER_INPUT, Timing.REQUEST)

@@ -21,7 +21,7 @@ from prefixlint.analysis.python.callers import param_from_callers
 from prefixlint.analysis.python.collect import ClassInfo, ModuleInfo, evaluated
 from prefixlint.analysis.python.constants import table_item
 from prefixlint.analysis.python.env import Env
-from prefixlint.analysis.python.kinds import CONVERSIONS, KindsMixin
+from prefixlint.analysis.python.kinds import CONVERSIONS, KindsMixin, is_empty_container
 from prefixlint.analysis.python.messages import MessagesMixin
 from prefixlint.analysis.python.project import ProjectContext
 from prefixlint.analysis.python.resolve import annotation_name, find_param, local_ops, ops_before
@@ -392,6 +392,10 @@ class Evaluator(TemplateMixin, MessagesMixin, KindsMixin):
         init = cls.methods.get("__init__")
         if attr in cls.init_attrs and init is not None:
             value = cls.init_attrs[attr]
+            if is_empty_container(value):
+                grown = self.grown_attr(cls, attr, env)  # filled by the class's methods at run time
+                if grown is not None:
+                    return grown
             sub_env = env.deeper(
                 func=init, cls=cls, bindings=dict(env.self_binds), pos=env.mod.pos(value) + 1
             )

@@ -18,12 +18,20 @@ import libcst as cst
 
 from prefixlint.analysis.catalog import ObjectSpec
 from prefixlint.analysis.python import timegrain
-from prefixlint.analysis.python.collect import ModuleInfo, evaluated
+from prefixlint.analysis.python.collect import ClassInfo, ModuleInfo, evaluated
 from prefixlint.analysis.python.env import Env
 from prefixlint.analysis.python.resolve import annotation_name, find_param, local_ops, ops_before
-from prefixlint.analysis.python.sources import dotted_name, dynamic, is_static, join_text, static
+from prefixlint.analysis.python.sources import dotted_name, dynamic, is_static, join_text, name_kind, static
 from prefixlint.analysis.python.taint import KEEP, derive, dominant
-from prefixlint.model.layout import Cardinality, DynamicKind, Granularity, Segment, SourceLocation, Timing
+from prefixlint.model.layout import (
+    Cardinality,
+    DynamicKind,
+    Granularity,
+    Segment,
+    SourceLocation,
+    Timing,
+    evolve,
+)
 
 if TYPE_CHECKING:
     from prefixlint.analysis.catalog import Catalog
@@ -59,6 +67,10 @@ TIME_METHODS = frozenset(
 _ENUM_BASES = frozenset({"Enum", "IntEnum", "StrEnum", "Flag", "IntFlag"})
 _FOLDABLE = {name: getattr(builtins, name) for name in CONVERSIONS if name != "format"}
 MAX_OBJECT_DEPTH = 4
+# A list attribute grown by the class's methods: how deep to look, and at how many ``append`` calls.
+MAX_GROWN_DEPTH = 6
+MAX_GROWN_SITES = 8
+_ADDERS = frozenset({"append", "extend", "insert", "add", "update", "appendleft", "extendleft"})
 
 
 class KindsMixin:
@@ -244,6 +256,39 @@ class KindsMixin:
 
     def _named_object(self, name: str) -> ObjectSpec | None:
         return next((o for o in self.catalog.objects if o.named_as(name)), None)
+
+    # attributes that grow at run time ----------------------------------------------------------------
+    def grown_attr(self, cls: ClassInfo, attr: str, env: Env) -> list[Segment] | None:
+        """``self.history = []`` in ``__init__``, then ``self.history.append(x)`` in a method: what it holds.
+
+        The list is filled while the program runs, so its text is what its methods append to it (the
+        costliest of those values), repeated; None when no method of the class adds to it.
+        """
+        key = (id(cls), attr)
+        growing = self.__dict__.setdefault("_growing", set())
+        if key in growing or env.depth > MAX_GROWN_DEPTH:
+            return None
+        sites = [
+            site
+            for site in env.mod.calls
+            if site.cls is cls and site.func is not None and site.node.args and _adds_to_self(site.node, attr)
+        ]
+        if not sites:
+            return None
+        growing.add(key)
+        try:
+            pieces: list[Segment] = []
+            for site in sites[:MAX_GROWN_SITES]:
+                sub = env.deeper(func=site.func, cls=cls, bindings={}, pos=env.mod.pos(site.node))
+                pieces.extend(self.text(site.node.args[-1].value, sub))
+        finally:
+            growing.discard(key)
+        d = dominant(pieces)
+        loc = env.mod.loc(sites[0].node)
+        if d is None:
+            kind, conf = name_kind(self.catalog, attr)
+            d = dynamic(kind, Timing.REQUEST, f"self.{attr}", loc, confidence=min(conf, 0.6) or 0.5)
+        return [evolve(d, repeated=True, timing=Timing.REQUEST if d.timing is Timing.UNKNOWN else d.timing)]
 
     # taint steps -----------------------------------------------------------------------------------
     def known_method(self, meth: str) -> bool:
@@ -481,3 +526,35 @@ def _fold(node: cst.Call, name: str) -> str | None:
         return str(fn(*args))
     except Exception:  # any error of the folded call: leave it unfolded
         return None
+
+
+def _adds_to_self(call: cst.Call, attr: str) -> bool:
+    """True for ``self.<attr>.append(...)`` (or ``extend``, ``insert``, ``add``, ``update``)."""
+    func = call.func
+    if not isinstance(func, cst.Attribute) or func.attr.value not in _ADDERS:
+        return False
+    recv = func.value
+    return (
+        isinstance(recv, cst.Attribute)
+        and recv.attr.value == attr
+        and isinstance(recv.value, cst.Name)
+        and recv.value.value == "self"
+    )
+
+
+def is_empty_container(node: cst.BaseExpression) -> bool:
+    """``[]``, ``{}``, ``list()``, ``dict()``, ``set()``, ``deque()``: a container filled later."""
+    if isinstance(node, (cst.List, cst.Dict, cst.Tuple)) and not node.elements:
+        return True
+    return (
+        isinstance(node, cst.Call)
+        and not node.args
+        and dotted_name(node.func).rsplit(".", 1)[-1]
+        in (
+            "list",
+            "dict",
+            "set",
+            "deque",
+            "OrderedDict",
+        )
+    )
