@@ -1,4 +1,4 @@
-"""BAD (PFX101): a LangChain chat template with the date placeholder ahead of the instructions."""
+"""BAD (PFX111): a LangChain chat template with the date placeholder ahead of the instructions."""
 
 from langchain_core.prompts import ChatPromptTemplate, MessagesPlaceholder
 

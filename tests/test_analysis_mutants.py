@@ -65,7 +65,8 @@ def test_template_rendered_at_import_time_is_a_process_value(tmp_path: Path) -> 
         f"    return {send('system')}\n"
     )
     found = codes(check(tmp_path, {"app.py": app}))
-    assert found == [("PFX201", "app.py", 6), ("PFX101", "app.py", 14)]
+    # ``current_date`` names a date: per request it is day-granular (PFX111)
+    assert found == [("PFX201", "app.py", 6), ("PFX111", "app.py", 14)]
 
 
 # --- += and if without else ----------------------------------------------------------------------
@@ -116,7 +117,8 @@ def test_if_without_else_that_overrides_a_prompt(tmp_path: Path) -> None:
         f"    return {send('system')}\n"
     )
     found = check(tmp_path, {"app.py": app})
-    assert codes(found) == [("PFX101", "app.py", 11), ("PFX101", "app.py", 16)]
+    # the second is a date (%Y-%m-%d): day-granular, PFX111
+    assert codes(found) == [("PFX101", "app.py", 11), ("PFX111", "app.py", 16)]
     assert all("(conditionally)" in f["message"] for f in found)
 
 

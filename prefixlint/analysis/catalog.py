@@ -1,4 +1,10 @@
-"""The catalog of dynamic calls and names, loaded from ``data/catalog.toml`` plus config and plugins."""
+"""The catalog of dynamic calls and names, loaded from ``data/catalog.toml`` plus config and plugins.
+
+Besides the kind of a call or a name, it holds what the code can tell about a value's cost: the
+granularity of time values (by call and name), the cardinality of values (by name and call), the
+objects whose methods return dynamic values (retrievers, vector stores), and the names, calls and
+types of configuration read once at start-up (process values).
+"""
 
 from __future__ import annotations
 
@@ -8,13 +14,55 @@ import sys
 from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
+from typing import TypeVar
 
-from prefixlint.model.layout import DynamicKind
+from prefixlint.model.layout import Cardinality, DynamicKind, Granularity
 
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover
     import tomli as tomllib
+
+_V = TypeVar("_V")
+
+
+def call_matches(dotted: str, pattern: str) -> bool:
+    """True when the dotted call name matches a catalog glob.
+
+    ``from datetime import datetime; datetime.now`` and ``dt.datetime.now`` both match ``datetime.now``.
+    """
+    if fnmatch.fnmatchcase(dotted, pattern):
+        return True
+    return "." in pattern and not pattern.startswith("*") and dotted.endswith("." + pattern)
+
+
+@dataclass(frozen=True)
+class ObjectSpec:
+    """A kind of object whose methods return dynamic values (a retriever, a vector store...).
+
+    It is recognised by the call that made it, the annotation of the name holding it, or that name.
+    """
+
+    what: str
+    kind: DynamicKind
+    made_by: tuple[str, ...] = ()
+    typed: tuple[str, ...] = ()
+    named: tuple[str, ...] = ()
+    methods: tuple[str, ...] = ()
+
+    def made(self, dotted: str) -> bool:
+        return any(call_matches(dotted, p) for p in self.made_by)
+
+    def typed_as(self, type_name: str) -> bool:
+        return any(fnmatch.fnmatchcase(type_name, p) for p in self.typed)
+
+    def named_as(self, name: str) -> bool:
+        low = name.lower()
+        return any(fnmatch.fnmatchcase(low, p) for p in self.named)
+
+    def returns_from(self, method_path: str) -> bool:
+        """True when calling ``method_path`` (``invoke``, ``query.near_text``) returns ``kind``."""
+        return any(fnmatch.fnmatchcase(method_path, p) for p in self.methods)
 
 
 @dataclass
@@ -25,6 +73,18 @@ class Catalog:
     names: dict[DynamicKind, set[str]] = field(default_factory=dict)
     name_regexes: list[tuple[re.Pattern[str], DynamicKind]] = field(default_factory=list)
     prompt_name_patterns: list[str] = field(default_factory=list)
+    # configuration read once at start-up (Timing.PROCESS)
+    process_names: frozenset[str] = frozenset()
+    process_calls: tuple[str, ...] = ()
+    process_types: tuple[str, ...] = ()
+    # time values: granularity by call and by name
+    call_granularity: dict[Granularity, list[str]] = field(default_factory=dict)
+    name_granularity: dict[str, Granularity] = field(default_factory=dict)
+    # cardinality by name (whole name or a run of its words) and by call
+    name_cardinality: dict[str, Cardinality] = field(default_factory=dict)
+    call_cardinality: dict[Cardinality, list[str]] = field(default_factory=dict)
+    flag_prefixes: tuple[str, ...] = ()
+    objects: tuple[ObjectSpec, ...] = ()
     # answers already given (the same few names are asked about in every file)
     _calls_seen: dict[str, DynamicKind | None] = field(default_factory=dict, repr=False, compare=False)
     _prompt_names_seen: dict[str, bool] = field(default_factory=dict, repr=False, compare=False)
@@ -44,12 +104,48 @@ class Catalog:
     def _classify_call(self, dotted: str) -> DynamicKind | None:
         for kind, patterns in self.calls.items():
             for pattern in patterns:
-                if fnmatch.fnmatchcase(dotted, pattern):
-                    return kind
-                # ``from datetime import datetime; datetime.now`` and ``dt.datetime.now`` both match.
-                if "." in pattern and not pattern.startswith("*") and dotted.endswith("." + pattern):
+                if call_matches(dotted, pattern):
                     return kind
         return None
+
+    def granularity_of_call(self, dotted: str) -> Granularity | None:
+        """How often the time value a call returns changes (``date.today`` -> DAY)."""
+        for grain, patterns in self.call_granularity.items():
+            if any(call_matches(dotted, p) for p in patterns):
+                return grain
+        return None
+
+    def cardinality_of_call(self, dotted: str) -> Cardinality | None:
+        """How many texts a call's result takes (``uuid.uuid4`` -> PER_REQUEST)."""
+        for card, patterns in self.call_cardinality.items():
+            if any(call_matches(dotted, p) for p in patterns):
+                return card
+        return None
+
+    def is_process_call(self, dotted: str) -> bool:
+        """True for a call that returns configuration read once (``get_settings()``, ``os.getenv``)."""
+        return any(call_matches(dotted, p) for p in self.process_calls)
+
+    def is_process_name(self, name: str) -> bool:
+        """True for a name that holds configuration (``config``, ``settings``, ``app_config``)."""
+        return name.strip("_").lower() in self.process_names
+
+    def is_process_type(self, type_name: str) -> bool:
+        """True for a class that holds configuration (``AgentConfig``, ``Settings``)."""
+        return bool(type_name) and any(fnmatch.fnmatchcase(type_name, p) for p in self.process_types)
+
+    def name_traits(self, name: str) -> tuple[Granularity | None, Cardinality | None]:
+        """Granularity and cardinality that a name tells (``current_date`` -> DAY, ``user_id`` -> PER_USER).
+
+        The whole name is looked up first, then runs of its ``_``-separated words, longest first.
+        """
+        last = name.rsplit(".", 1)[-1].strip("_").lower()
+        if not last:
+            return None, None
+        card = _lookup_words(last, self.name_cardinality)
+        if card is None and last.startswith(self.flag_prefixes):
+            card = Cardinality.FEW  # ``is_admin``, ``use_tools``: a flag takes two values
+        return _lookup_words(last, self.name_granularity), card
 
     def classify_name(self, name: str) -> tuple[DynamicKind | None, float]:
         """Kind and confidence for a variable/placeholder name such as ``current_date`` or ``docs``.
@@ -114,7 +210,33 @@ class Catalog:
             names=self.names,
             name_regexes=regexes,
             prompt_name_patterns=self.prompt_name_patterns,
+            process_names=self.process_names,
+            process_calls=self.process_calls,
+            process_types=self.process_types,
+            call_granularity=self.call_granularity,
+            name_granularity=self.name_granularity,
+            name_cardinality=self.name_cardinality,
+            call_cardinality=self.call_cardinality,
+            flag_prefixes=self.flag_prefixes,
+            objects=self.objects,
         )
+
+
+def _lookup_words(name: str, table: dict[str, _V]) -> _V | None:
+    """``table[name]``, else the value of its longest tail of ``_``-separated words in the table.
+
+    The tail carries what a compound name is (``current_user_id`` is a user id, ``start_date`` a
+    date); its head only qualifies it (``user_question`` is a question, not a user).
+    """
+    got = table.get(name)
+    if got is not None:
+        return got
+    parts = [p for p in name.split("_") if p]
+    for i in range(1, len(parts)):
+        got = table.get("_".join(parts[i:]))
+        if got is not None:
+            return got
+    return None
 
 
 # Words too common to classify a longer name on their own (``run_name``, ``tool_output_format``).
@@ -127,7 +249,34 @@ def builtin_catalog() -> Catalog:
     raw = tomllib.loads(resources.files("prefixlint.model.data").joinpath("catalog.toml").read_text("utf-8"))
     calls = {DynamicKind(k): list(v) for k, v in raw["calls"].items()}
     names = {DynamicKind(k): set(v) for k, v in raw["names"].items()}
-    return Catalog(calls=calls, names=names, prompt_name_patterns=list(raw["prompt_names"]["patterns"]))
+    process = raw.get("process", {})
+    grain = raw.get("granularity", {})
+    card = raw.get("cardinality", {})
+    return Catalog(
+        calls=calls,
+        names=names,
+        prompt_name_patterns=list(raw["prompt_names"]["patterns"]),
+        process_names=frozenset(n.lower() for n in process.get("names", ())),
+        process_calls=tuple(process.get("calls", ())),
+        process_types=tuple(process.get("types", ())),
+        call_granularity={Granularity(k): list(v) for k, v in grain.get("calls", {}).items()},
+        name_granularity={n: Granularity(k) for k, v in grain.get("names", {}).items() for n in v},
+        name_cardinality={n: Cardinality(k) for k, v in card.get("names", {}).items() for n in v},
+        call_cardinality={Cardinality(k): list(v) for k, v in card.get("calls", {}).items()},
+        flag_prefixes=tuple(card.get("flag_prefixes", ())),
+        objects=tuple(_object_spec(o) for o in raw.get("objects", ())),
+    )
+
+
+def _object_spec(raw: dict) -> ObjectSpec:
+    return ObjectSpec(
+        what=raw["what"],
+        kind=DynamicKind(raw["kind"]),
+        made_by=tuple(raw.get("made_by", ())),
+        typed=tuple(raw.get("typed", ())),
+        named=tuple(n.lower() for n in raw.get("named", ())),
+        methods=tuple(raw.get("methods", ())),
+    )
 
 
 def catalog_for(settings: object | None = None) -> Catalog:

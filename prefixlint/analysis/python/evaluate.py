@@ -16,12 +16,13 @@ from typing import NamedTuple
 import libcst as cst
 
 from prefixlint.analysis.catalog import Catalog
-from prefixlint.analysis.python import fixes
+from prefixlint.analysis.python import fixes, timegrain
 from prefixlint.analysis.python.callers import param_from_callers
 from prefixlint.analysis.python.collect import ClassInfo, ModuleInfo, evaluated
 from prefixlint.analysis.python.constants import table_item
 from prefixlint.analysis.python.env import Env
 from prefixlint.analysis.python.fills import replace_call
+from prefixlint.analysis.python.kinds import CONVERSIONS, KindsMixin, is_empty_container
 from prefixlint.analysis.python.messages import MessagesMixin
 from prefixlint.analysis.python.project import ProjectContext
 from prefixlint.analysis.python.resolve import annotation_name, find_param, local_ops, ops_before
@@ -36,12 +37,21 @@ from prefixlint.analysis.python.sources import (
     join_text,
     mark,
     name_kind,
+    named,
     static,
     with_chain,
 )
 from prefixlint.analysis.python.templating import TemplateMixin
 from prefixlint.analysis.result import AnalysisError
-from prefixlint.model.layout import DynamicKind, Nondeterminism, Segment, SourceLocation, Timing, evolve
+from prefixlint.model.layout import (
+    Cardinality,
+    DynamicKind,
+    Nondeterminism,
+    Segment,
+    SourceLocation,
+    Timing,
+    evolve,
+)
 from prefixlint.model.settings import Settings
 
 MAX_DEPTH = 12
@@ -59,7 +69,7 @@ class FnRef(NamedTuple):
 __all__ = ["MAX_DEPTH", "Env", "Evaluator"]
 
 
-class Evaluator(TemplateMixin, MessagesMixin):
+class Evaluator(TemplateMixin, MessagesMixin, KindsMixin):
     """Evaluates expressions of one file (and the project modules it reaches) to segment lists."""
 
     def __init__(self, project: ProjectContext, settings: Settings, catalog: Catalog) -> None:
@@ -79,7 +89,7 @@ class Evaluator(TemplateMixin, MessagesMixin):
     def text(self, node: cst.CSTNode, env: Env) -> list[Segment]:
         """Pieces of the string ``node`` evaluates to."""
         if env.depth > MAX_DEPTH:
-            return [dynamic(DynamicKind.UNKNOWN, env.timing, "...", env.mod.loc(node), confidence=0.3)]
+            return [dynamic(DynamicKind.UNKNOWN, _unknown(env), "...", env.mod.loc(node), confidence=0.3)]
         method = getattr(self, "_t_" + type(node).__name__, None)
         if method is not None:
             return method(node, env)
@@ -110,6 +120,11 @@ class Evaluator(TemplateMixin, MessagesMixin):
                 out.append(static(_decode(part.value, prefix, quote, raw), env.mod.loc(part)))
             elif isinstance(part, cst.FormattedStringExpression):
                 segs = self.text(part.expression, env)
+                spec = part.format_spec
+                if spec and all(isinstance(p, cst.FormattedStringText) for p in spec):
+                    spec_text = "".join(p.value for p in spec)  # type: ignore[union-attr]
+                    label = env.mod.source(part.expression)[:60]
+                    segs = self.format_spec_step(segs, spec_text, label, env.mod.loc(part.expression))
                 if part.conversion in ("r", "s") and self._address_repr(
                     part.expression, env, part.conversion
                 ):
@@ -154,6 +169,8 @@ class Evaluator(TemplateMixin, MessagesMixin):
                 else:
                     binds["0"] = self.text(right, env)
                 return self.render(tmpl, "percent", binds, env, node)
+        if isinstance(op, (cst.Subtract, cst.Divide, cst.FloorDivide, cst.Multiply, cst.Power, cst.Modulo)):
+            return self.arithmetic_step(node, env)
         return self._opaque(node, env)
 
     def _t_IfExp(self, node: cst.IfExp, env: Env) -> list[Segment]:
@@ -198,8 +215,9 @@ class Evaluator(TemplateMixin, MessagesMixin):
             return [static(env.mod.path, loc)]
         # an unresolved free name (builtin, star import...): only its name can say it is dynamic
         kind, conf = name_kind(self.catalog, name)
-        conf = 0.3 if kind is DynamicKind.UNKNOWN else min(conf, 0.6)
-        return [dynamic(kind, env.timing, name, loc, confidence=conf)]
+        if kind is DynamicKind.UNKNOWN:
+            return [dynamic(kind, _unknown(env), name, loc, confidence=0.3)]
+        return [named(self.catalog, kind, env.timing, name, name, loc, confidence=min(conf, 0.6))]
 
     def constant(self, mod: ModuleInfo, name: str) -> list[Segment]:
         """A module-level constant, evaluated once (import time)."""
@@ -256,7 +274,12 @@ class Evaluator(TemplateMixin, MessagesMixin):
         # No caller in view (an entry point): only a name that says what it holds (``session_id``,
         # ``question``) makes it per request; otherwise its nature is not known.
         timing = Timing.UNKNOWN if kind is DynamicKind.UNKNOWN else Timing.REQUEST
-        return [dynamic(kind, timing, name, use or ploc, confidence=conf, chain=chain)]
+        seg = named(self.catalog, kind, timing, name, name, use or ploc, confidence=conf, chain=chain)
+        # a config object is a process value; a bool, Literal or Enum takes a few values
+        timing2, card = self.param_traits(param, env)
+        if timing2 is not None or card is not None:
+            seg = evolve(seg, timing=timing2 or seg.timing, cardinality=card or seg.cardinality)
+        return [seg]
 
     def _replay_text(self, ops: list, env: Env) -> list[Segment]:
         segs: list[Segment] = []
@@ -288,6 +311,15 @@ class Evaluator(TemplateMixin, MessagesMixin):
 
     # attributes and subscripts -----------------------------------------------------------------
     def _t_Attribute(self, node: cst.Attribute, env: Env) -> list[Segment]:
+        segs = self._attribute(node, env)
+        if is_static(segs):
+            return segs
+        if self.from_config(node.value, env):
+            # ``self.config.max_steps``, ``settings.BOT_NAME``: read from configuration fixed at start-up
+            return self.process_value(node, env)
+        return self.time_field_step(node.attr.value, segs)
+
+    def _attribute(self, node: cst.Attribute, env: Env) -> list[Segment]:
         loc = env.mod.loc(node)
         attr = node.attr.value
         base = node.value
@@ -300,6 +332,11 @@ class Evaluator(TemplateMixin, MessagesMixin):
                 got = self._self_attr(env.cls, attr, env)
                 if got is not None:
                     return with_chain(got, loc)
+            if base.value in ("self", "cls") and base.value not in env.bindings:
+                # an attribute set where the analyzer does not look: only its name can tell
+                kind3, conf3 = name_kind(self.catalog, attr)
+                timing = env.timing if kind3 is not DynamicKind.UNKNOWN else _unknown(env)
+                return [named(self.catalog, kind3, timing, attr, env.mod.source(node), loc, confidence=conf3)]
             cls = self._class_of(base.value, env)
             if cls is not None:
                 got = self._field(cls[0], cls[1], attr, env)
@@ -315,8 +352,7 @@ class Evaluator(TemplateMixin, MessagesMixin):
         kind2, conf = name_kind(self.catalog, attr)
         if kind2 is DynamicKind.UNKNOWN:
             return self._attribute_of(node, base, env, loc)
-        timing = env.timing
-        return [dynamic(kind2, timing, env.mod.source(node), loc, confidence=conf)]
+        return [named(self.catalog, kind2, env.timing, attr, env.mod.source(node), loc, confidence=conf)]
 
     def _attribute_of(
         self, node: cst.Attribute, base: cst.BaseExpression, env: Env, loc: SourceLocation
@@ -327,7 +363,21 @@ class Evaluator(TemplateMixin, MessagesMixin):
             return [static(env.mod.source(node), loc)]
         d = next(s for s in base_segs if not s.static)
         kind = d.kind or DynamicKind.UNKNOWN
-        return [dynamic(kind, d.timing, env.mod.source(node), loc, confidence=d.confidence, chain=d.chain)]
+        seg = named(
+            self.catalog,
+            kind,
+            d.timing,
+            node.attr.value,
+            env.mod.source(node),
+            loc,
+            confidence=d.confidence,
+            chain=d.chain,
+        )
+        if seg.cardinality is None and d.cardinality is not None:
+            seg = evolve(seg, cardinality=d.cardinality)  # ``user.email``: as many texts as users
+        if d.kind is DynamicKind.TIMESTAMP:
+            seg = evolve(seg, granularity=d.granularity, cardinality=d.cardinality)
+        return [seg]
 
     def _known_value(self, name: str, env: Env) -> bool:
         """True when ``name`` is bound, assigned locally, or a module constant (not a bare parameter)."""
@@ -343,6 +393,10 @@ class Evaluator(TemplateMixin, MessagesMixin):
         init = cls.methods.get("__init__")
         if attr in cls.init_attrs and init is not None:
             value = cls.init_attrs[attr]
+            if is_empty_container(value):
+                grown = self.grown_attr(cls, attr, env)  # filled by the class's methods at run time
+                if grown is not None:
+                    return grown
             sub_env = env.deeper(
                 func=init, cls=cls, bindings=dict(env.self_binds), pos=env.mod.pos(value) + 1
             )
@@ -385,12 +439,16 @@ class Evaluator(TemplateMixin, MessagesMixin):
                     fac = dotted_name(arg.value)
                     kind = call_kind(self.catalog, fac, self._aliases(mod))
                     if kind is not None:
+                        grain = self.catalog.granularity_of_call(fac)
                         return [
                             dynamic(
                                 kind,
                                 Timing.REQUEST,
                                 f"{attr} = field(default_factory={fac})",
                                 mod.loc(arg.value),
+                                granularity=grain,
+                                cardinality=self.catalog.cardinality_of_call(fac)
+                                or timegrain.cardinality_of(grain),
                             )
                         ]
                     return [
@@ -402,18 +460,23 @@ class Evaluator(TemplateMixin, MessagesMixin):
                         return [dynamic(kind, Timing.REQUEST, attr, loc, confidence=min(conf, 0.6) or 0.6)]
                     return self.text(arg.value, self.module_env(mod))
         if value is None or _is_none(value):
+            # set by whoever makes the object: only the field's name can tell
             kind, conf = name_kind(self.catalog, attr)
-            return [dynamic(kind, Timing.REQUEST, attr, loc or mod.loc(cls.node.name), confidence=conf)]
+            timing = Timing.REQUEST if kind is not DynamicKind.UNKNOWN else _unknown(env)
+            return [
+                named(self.catalog, kind, timing, attr, attr, loc or mod.loc(cls.node.name), confidence=conf)
+            ]
         return self.text(value, self.module_env(mod))
 
     def _t_Subscript(self, node: cst.Subscript, env: Env) -> list[Segment]:
         loc = env.mod.loc(node)
         dotted = dotted_name(node.value)
+        if dotted in ("os.environ", "environ"):
+            # ``os.environ["X"]``: configuration, fixed for the process
+            return self.process_value(node, env, DynamicKind.ENVIRONMENT)
         kind = call_kind(self.catalog, dotted, self._aliases(env.mod))
-        if env.timing is Timing.PROCESS and _env_var(dotted):
-            return [static(env.mod.source(node), loc)]
-        if kind is not None or dotted in ("os.environ", "environ"):
-            return [dynamic(kind or DynamicKind.ENVIRONMENT, env.timing, env.mod.source(node), loc)]
+        if kind is not None:
+            return [dynamic(kind, env.timing, env.mod.source(node), loc)]
         item = table_item(self, node, env)
         if item is not None:  # ``PROMPTS["qa"]``: an item of a module-level table
             value, tmod = item
@@ -422,13 +485,17 @@ class Evaluator(TemplateMixin, MessagesMixin):
         base = self.text(node.value, env)
         if is_static(base):
             return [static(env.mod.source(node), loc)]
+        if self.from_config(node.value, env):
+            return self.process_value(node, env)
         if isinstance(key, cst.Index) and isinstance(key.value, cst.SimpleString):
             name = evaluated(key.value)
             if isinstance(name, str):
                 k, conf = name_kind(self.catalog, name)
                 if k is not DynamicKind.UNKNOWN:
-                    return [dynamic(k, env.timing, env.mod.source(node), loc, confidence=conf)]
-        return base
+                    return [
+                        named(self.catalog, k, env.timing, name, env.mod.source(node), loc, confidence=conf)
+                    ]
+        return self.slice_step(node, base)
 
     # calls --------------------------------------------------------------------------------------
     def _aliases(self, mod: ModuleInfo) -> dict[str, str]:
@@ -481,11 +548,10 @@ class Evaluator(TemplateMixin, MessagesMixin):
                     return got
         kind = call_kind(self.catalog, dotted, self._aliases(env.mod))
         local_fn = self._function_for(func, env)
-        if kind is not None and local_fn is None:
-            if kind is DynamicKind.ENVIRONMENT and env.timing is Timing.PROCESS and _env_var(dotted):
-                # read once at import: the same for every replica of a deploy
-                return [static(env.mod.source(node), loc)]
-            return [dynamic(kind, env.timing, env.mod.source(node), loc)]
+        if local_fn is None:
+            got = self._source_call(node, dotted, kind, env)
+            if got is not None:
+                return got
         if local_fn is not None:
             return with_chain(self.call_function(*local_fn[:3], node, env, "text", local_fn.self_binds), loc)
         if dotted in ("json.dumps", "dumps") or dotted.endswith(".dumps"):
@@ -498,24 +564,99 @@ class Evaluator(TemplateMixin, MessagesMixin):
         ):
             seg = static(env.mod.source(node), loc)
             return [evolve(seg, nondeterminism=Nondeterminism.MEMORY_ADDRESS)]
-        if isinstance(func, cst.Attribute) and func.attr.value in PASS_THROUGH_METHODS:
-            segs = self.text(func.value, env)
-            if is_static(segs):
-                return [static(_apply_method(join_text(segs), func.attr.value), loc)]
-            return segs
+        if isinstance(func, cst.Attribute):
+            got = self._method_call(node, func, env)
+            if got is not None:
+                return got
         if dotted in PASS_THROUGH_FUNCS and args:
             segs = self.text(args[0].value, env)
             if is_static(segs) and last in ("dedent", "cleandoc"):
                 return [static(textwrap.dedent(join_text(segs)), loc)]
-            return segs
+            if is_static(segs) or last not in CONVERSIONS:
+                return segs
+            return self.conversion(node, last, env)
         if last in ("sorted", "list", "tuple") and args:
             return self.text(args[0].value, env)
         if last == "Path" or dotted.endswith("path.join"):
             return [static(env.mod.source(node), loc)]
+        if dotted in CONVERSIONS and args:
+            return self.conversion(node, last, env)
         kind2, conf = name_kind(self.catalog, last)
         if kind2 is not DynamicKind.UNKNOWN and kind2 not in (DynamicKind.USER_INPUT,):
-            return [dynamic(kind2, env.timing, env.mod.source(node), loc, confidence=min(conf, 0.6))]
-        return [dynamic(DynamicKind.UNKNOWN, env.timing, env.mod.source(node), loc, confidence=0.4)]
+            # ``get_current_date()`` from a library: the function's name says what it returns
+            return [
+                named(
+                    self.catalog,
+                    kind2,
+                    env.timing,
+                    last,
+                    env.mod.source(node),
+                    loc,
+                    confidence=min(conf, 0.6),
+                )
+            ]
+        return self.unknown_call(node, env)
+
+    def _source_call(
+        self, node: cst.Call, dotted: str, kind: DynamicKind | None, env: Env
+    ) -> list[Segment] | None:
+        """A call the catalog knows: a source of dynamic values, a retriever's method, or configuration."""
+        loc = env.mod.loc(node)
+        if kind is DynamicKind.ENVIRONMENT and _env_var(dotted):
+            # an environment variable: configuration, the same for every request of a deploy
+            return self.process_value(node, env, DynamicKind.ENVIRONMENT)
+        if kind is not None:
+            grain, card = self.source_traits(node, dotted, kind, env)
+            return [dynamic(kind, env.timing, env.mod.source(node), loc, granularity=grain, cardinality=card)]
+        if isinstance(node.func, cst.Attribute):
+            spec = self.object_source(node.func, env)
+            if spec is not None:
+                return [
+                    dynamic(
+                        spec.kind,
+                        env.timing,
+                        env.mod.source(node)[:60],
+                        loc,
+                        cardinality=Cardinality.PER_REQUEST,
+                    )
+                ]
+        if self.is_process_call(dotted, env):
+            return self.process_value(node, env)
+        return None
+
+    def _method_call(self, node: cst.Call, func: cst.Attribute, env: Env) -> list[Segment] | None:
+        """A method of a value: string methods, time formatting, ``.get(key)``; None for other methods."""
+        meth = func.attr.value
+        if meth not in PASS_THROUGH_METHODS and not self.known_method(meth):
+            return None
+        loc = env.mod.loc(node)
+        segs = self.text(func.value, env)  # once: a chain of methods must not evaluate its head again
+        if is_static(segs):
+            if meth in PASS_THROUGH_METHODS:
+                return [static(_apply_method(join_text(segs), meth), loc)]
+            return [static(env.mod.source(node), loc)]
+        if meth == "get" and node.args and isinstance(node.args[0].value, cst.SimpleString):
+            if self.from_config(func.value, env):
+                return self.process_value(node, env)
+            if env.timing is not Timing.PROCESS and all(s.static or s.timing is Timing.PROCESS for s in segs):
+                # ``store.get("k")`` on an object made at start-up: read at run time, nature not known
+                return [
+                    dynamic(
+                        DynamicKind.UNKNOWN, Timing.UNKNOWN, env.mod.source(node)[:60], loc, confidence=0.4
+                    )
+                ]
+            key = evaluated(node.args[0].value)
+            if isinstance(key, str):
+                k, conf = name_kind(self.catalog, key)
+                if k is not DynamicKind.UNKNOWN:
+                    return [
+                        named(self.catalog, k, env.timing, key, env.mod.source(node), loc, confidence=conf)
+                    ]
+            return segs
+        if meth == "replace" and any(a.keyword is not None for a in node.args):
+            return self.replace_step(node, segs)
+        got = self.method_step(node, meth, segs, env)
+        return got if got is not None else segs
 
     def _instance(self, name: str, env: Env) -> tuple[ClassInfo, ModuleInfo, dict[str, list[Segment]]] | None:
         """The class of ``name = SomeClass(...)`` (local or module level) and its ``__init__`` bindings."""
@@ -611,7 +752,9 @@ class Evaluator(TemplateMixin, MessagesMixin):
         if id(fdef) in env.active or env.depth > MAX_DEPTH:
             if what == "text":
                 return [
-                    dynamic(DynamicKind.UNKNOWN, env.timing, fdef.name.value, fmod.loc(fdef), confidence=0.3)
+                    dynamic(
+                        DynamicKind.UNKNOWN, _unknown(env), fdef.name.value, fmod.loc(fdef), confidence=0.3
+                    )
                 ]
             return []
         binds = self.bind_args(fdef, call, env, skip_self=cls is not None)
@@ -815,14 +958,21 @@ class Evaluator(TemplateMixin, MessagesMixin):
             if is_static(inner):
                 return [static(env.mod.source(node), loc)]
             return inner
-        if isinstance(node, (cst.Comparison, cst.UnaryOperation, cst.Lambda, cst.Ellipsis)):
+        if isinstance(node, cst.Comparison):
+            return self.comparison_step(node, env, [node.left, *(c.comparator for c in node.comparisons)])
+        if isinstance(node, cst.UnaryOperation):
+            if isinstance(node.operator, cst.Not):
+                return self.comparison_step(node, env, [node.expression])
+            inner = self.text(node.expression, env)
+            return inner if not is_static(inner) else [static(env.mod.source(node), loc)]
+        if isinstance(node, (cst.Lambda, cst.Ellipsis)):
             return [static(env.mod.source(node), loc)]
         if isinstance(node, (cst.ListComp, cst.GeneratorExp, cst.SetComp)):
             out: list[Segment] = []
             for item in self.items(node, env):  # type: ignore[arg-type]
                 out.extend(item)
             return out
-        return [dynamic(DynamicKind.UNKNOWN, env.timing, env.mod.source(node)[:60], loc, confidence=0.3)]
+        return [dynamic(DynamicKind.UNKNOWN, _unknown(env), env.mod.source(node)[:60], loc, confidence=0.3)]
 
 
 def _is_none(node: cst.BaseExpression) -> bool:
@@ -890,6 +1040,11 @@ def _apply_method(text: str, method: str) -> str:
     if method in ("strip", "lstrip", "rstrip", "lower", "upper", "title", "capitalize", "casefold"):
         return getattr(text, method)()
     return text
+
+
+def _unknown(env: Env) -> Timing:
+    """The timing of a value the analyzer cannot see: once per process at import, else not known."""
+    return Timing.PROCESS if env.timing is Timing.PROCESS else Timing.UNKNOWN
 
 
 def _env_var(dotted: str) -> bool:

@@ -11,7 +11,16 @@ from collections.abc import Callable
 import libcst as cst
 
 from prefixlint.analysis.catalog import Catalog
-from prefixlint.model.layout import DynamicKind, Section, Segment, SourceLocation, Timing, evolve
+from prefixlint.model.layout import (
+    Cardinality,
+    DynamicKind,
+    Granularity,
+    Section,
+    Segment,
+    SourceLocation,
+    Timing,
+    evolve,
+)
 
 # Rough token estimates for dynamic values whose size the code does not show.
 KIND_TOKENS = {
@@ -85,6 +94,8 @@ def dynamic(
     *,
     confidence: float = 1.0,
     chain: tuple[SourceLocation, ...] = (),
+    granularity: Granularity | None = None,
+    cardinality: Cardinality | None = None,
 ) -> Segment:
     """A dynamic value of ``kind`` computed at ``timing``."""
     return Segment(
@@ -98,7 +109,51 @@ def dynamic(
         chain=chain,
         confidence=confidence,
         tokens=KIND_TOKENS.get(kind, 0),
+        granularity=granularity,
+        cardinality=cardinality,
     )
+
+
+def named(
+    catalog: Catalog,
+    kind: DynamicKind,
+    timing: Timing,
+    name: str,
+    label: str,
+    location: SourceLocation | None,
+    *,
+    confidence: float = 1.0,
+    chain: tuple[SourceLocation, ...] = (),
+) -> Segment:
+    """A dynamic value known only by its name: what the name tells of its granularity and cardinality.
+
+    A name that says a date (``current_date``) gives DAY to a timestamp; one that says a user id or a
+    locale gives its cardinality.
+    """
+    grain, card = name_traits(catalog, name)
+    if kind is not DynamicKind.TIMESTAMP:
+        grain = None
+    elif grain is not None and card is None:
+        card = Cardinality.PER_REQUEST if grain.sub_day else Cardinality.FEW
+    return dynamic(
+        kind,
+        timing,
+        label,
+        location,
+        confidence=confidence,
+        chain=chain,
+        granularity=grain,
+        cardinality=card,
+    )
+
+
+def name_traits(catalog: Catalog, name: str) -> tuple[Granularity | None, Cardinality | None]:
+    """``catalog.name_traits``, remembered per name."""
+    memo = _memo(catalog, "traits")
+    got = memo.get(name)
+    if got is None:
+        got = memo[name] = catalog.name_traits(name)
+    return got
 
 
 def dotted_name(node: cst.BaseExpression) -> str:

@@ -658,6 +658,8 @@ class TemplateMixin:
                     location=d.location,
                     chain=d.chain,
                     confidence=d.confidence,
+                    granularity=d.granularity,
+                    cardinality=d.cardinality,
                 )
         try:
             result = render_segments(

@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
 from prefixlint.analysis.catalog import Catalog
-from prefixlint.model.layout import DynamicKind, SourceLocation, Timing
+from prefixlint.model.layout import Cardinality, DynamicKind, Granularity, SourceLocation, Timing
 
 
 @dataclass(frozen=True)
@@ -33,6 +33,9 @@ class Binding:
     location: SourceLocation | None = None
     chain: tuple[SourceLocation, ...] = ()
     confidence: float = 1.0
+    # what the caller's value tells of how often it changes (see Segment)
+    granularity: Granularity | None = None
+    cardinality: Cardinality | None = None
 
     def relabel(self, label: str) -> Binding:
         """The same value under another name (a loop variable, a macro parameter)."""
@@ -104,7 +107,14 @@ def name_binding(name: str, catalog: Catalog) -> Binding:
     if kind is None and any(c.isupper() for c in name):
         kind, confidence = catalog.classify_name(_snake(name))
     if kind is not None:
-        return Binding(static=False, kind=kind, label=name, confidence=confidence)
+        grain, card = catalog.name_traits(name)  # ``current_date``: a date; ``user_id``: one per user
+        if kind is not DynamicKind.TIMESTAMP:
+            grain = None
+        elif grain is not None and card is None:
+            card = Cardinality.PER_REQUEST if grain.sub_day else Cardinality.FEW
+        return Binding(
+            static=False, kind=kind, label=name, confidence=confidence, granularity=grain, cardinality=card
+        )
     low = 0.2 if catalog.is_prompt_name(name) else UNKNOWN_CONFIDENCE
     return Binding(static=False, kind=DynamicKind.UNKNOWN, label=name, confidence=low)
 

@@ -148,6 +148,8 @@ class RenderContext:
                 conditional=flags.conditional,
                 repeated=flags.repeated,
                 confidence=value.confidence,
+                granularity=value.granularity,
+                cardinality=value.cardinality,
             )
         )
 
