@@ -11,6 +11,8 @@ import json
 import textwrap
 from pathlib import Path
 
+import pytest
+
 from tests.cli_support import invoke
 
 RULES = (
@@ -37,9 +39,10 @@ def write(root: Path, files: dict[str, str]) -> None:
 
 
 def check(root: Path, files: dict[str, str], *args: str) -> list[dict]:
-    """Findings of ``prefixlint check`` (JSON) on a fresh project made of ``files``."""
+    """Findings of ``prefixlint check`` (JSON) on a fresh project made of ``files``, in one process
+    (so that one project index serves every file, as in an editor or a small project)."""
     write(root, files)
-    code, out, err = invoke(["check", "--no-cache", "--output-format", "json", *args, "."], root)
+    code, out, err = invoke(["check", "--no-cache", "-j", "1", "--output-format", "json", *args, "."], root)
     assert code in (0, 1), err
     return json.loads(out)
 
@@ -165,3 +168,56 @@ def test_chain_through_a_helper_in_another_module(tmp_path: Path) -> None:
     (finding,) = check(tmp_path, {**files})
     assert (finding["code"], finding["filename"], finding["location"]["row"]) == ("PFX101", "helpers.py", 7)
     assert steps(finding) == [("app.py", 8), ("app.py", 9), ("app.py", 9)]  # call, message, sink
+
+
+# --- imports inside a subpackage ----------------------------------------------------------------
+
+PROMPTS_MODULE = (
+    "from datetime import datetime\n\n"
+    f"RULES = {RULES!r}\n"
+    'TEMPLATE = "Today is {today}.\\n" + RULES\n\n\n'
+    "def system_prompt():\n"
+    '    return f"Now {datetime.now():%H:%M}.\\n" + RULES\n'
+)
+# How app/agent_{n}.py reaches app/prompts_{n}.py: (import, the template, the helper).
+IMPORT_STYLES = [
+    ("from .prompts_{n} import TEMPLATE, system_prompt", "TEMPLATE", "system_prompt()"),
+    ("from app.prompts_{n} import TEMPLATE, system_prompt", "TEMPLATE", "system_prompt()"),
+    ("from app import prompts_{n}", "prompts_{n}.TEMPLATE", "prompts_{n}.system_prompt()"),
+    ("from . import prompts_{n} as p", "p.TEMPLATE", "p.system_prompt()"),
+    ("import app.prompts_{n} as p", "p.TEMPLATE", "p.system_prompt()"),
+    ("from prompts_{n} import TEMPLATE, system_prompt", "TEMPLATE", "system_prompt()"),  # a script folder
+]
+
+
+@pytest.mark.parametrize("root", ["", "backend/"], ids=["at the root", "under a source folder"])
+def test_imports_inside_a_subpackage(tmp_path: Path, root: str) -> None:
+    """``app/agent_N.py`` imports ``app/prompts_N.py`` (a package at the project root, or under
+    ``backend/``), one import style per N: the template filled per request and the helper's
+    timestamp are both found in each prompts module.
+    Catches: the import resolver losing the importer's folder, a package above it, the relative
+    level, a submodule named in ``from pkg import mod``, or which package a relative import is from."""
+    files = {f"{root}app/__init__.py": ""}
+    expected = []
+    for n, style in enumerate(IMPORT_STYLES):
+        imports, template, helper = (part.format(n=n) for part in style)
+        files[f"{root}app/prompts_{n}.py"] = PROMPTS_MODULE
+        files[f"{root}app/agent_{n}.py"] = (
+            "from datetime import date\n" + imports + "\n" + OPENAI + "\n\n"
+            "def ask(q):\n"
+            f"    system = {template}.format(today=date.today())\n"
+            f"    return {send('system')}\n\n\n"
+            "def ask_now(q):\n"
+            f"    return {send(helper)}\n"
+        )
+        expected += [("PFX101", f"{root}app/prompts_{n}.py", 4), ("PFX101", f"{root}app/prompts_{n}.py", 8)]
+    # a second package whose modules have the same names: its own prompts_0.py, not app's
+    files[f"{root}admin/__init__.py"] = ""
+    files[f"{root}admin/prompts_0.py"] = PROMPTS_MODULE
+    files[f"{root}admin/agent_0.py"] = files[f"{root}app/agent_0.py"]
+    expected = [
+        ("PFX101", f"{root}admin/prompts_0.py", 4),
+        ("PFX101", f"{root}admin/prompts_0.py", 8),
+        *expected,
+    ]
+    assert codes(check(tmp_path, files)) == expected
