@@ -221,3 +221,70 @@ def test_imports_inside_a_subpackage(tmp_path: Path, root: str) -> None:
         *expected,
     ]
     assert codes(check(tmp_path, files)) == expected
+
+
+# --- dataclass fields ---------------------------------------------------------------------------
+
+
+def test_dataclass_fields_by_their_values_not_their_names(tmp_path: Path) -> None:
+    """A field with a neutral name and ``default_factory=datetime.now`` is a timestamp (from the
+    factory) and one with ``field(default=datetime.now()...)`` a value fixed at class definition;
+    fields with a static default are static even when their names sound per-request.
+    Catches: the factory's call not classified (only the name guessed), or a static default
+    (plain or ``field(default=...)``) guessed from its name."""
+    app = (
+        "from dataclasses import dataclass, field\n"
+        "from datetime import datetime\n" + OPENAI + f"RULES = {RULES!r}\n\n\n"
+        "@dataclass\n"
+        "class Ctx:\n"
+        "    stamp: datetime = field(default_factory=datetime.now)\n"
+        '    request_id: str = "batch"\n'
+        '    current_date: str = field(default="the review period")\n'
+        "    booted: str = field(default=datetime.now().isoformat())\n\n\n"
+        "def ask(ctx: Ctx, q):\n"
+        '    system = f"Batch {ctx.request_id} for {ctx.current_date}, up since {ctx.booted}.\\n" + RULES\n'
+        f"    return {send('system')}\n\n\n"
+        "def ask_stamped(ctx: Ctx, q):\n"
+        '    system = f"Opened {ctx.stamp:%H:%M}.\\n" + RULES\n'
+        f"    return {send('system')}\n"
+    )
+    found = check(tmp_path, {"app.py": app})
+    # the factory runs per instance; a ``field(default=...)`` once, when the class is defined
+    assert codes(found) == [("PFX101", "app.py", 11), ("PFX201", "app.py", 14)]
+    assert found[0]["confidence"] == 1.0
+
+
+# --- the catalog of dynamic calls ---------------------------------------------------------------
+
+
+def test_catalog_classifies_calls_with_full_confidence(tmp_path: Path) -> None:
+    """Calls named in ``catalog.toml`` are classified from it, with confidence 1.0: a dotted call
+    (``datetime.now``), one reached through an alias (``from uuid import uuid4 as new_key``), a
+    module alias (``import time as clock``) and a glob (``*.similarity_search``). The name-based
+    guess alone would give ``now`` a lower confidence and say nothing about the others.
+    Catches: the catalog's exact, suffix or glob match, or the alias expansion, dropped."""
+    app = (
+        "import time as clock\n"
+        "from datetime import datetime\n"
+        "from uuid import uuid4 as new_key\n"
+        "from app import timeutil\n" + OPENAI + f"RULES = {RULES!r}\n\n\n"
+        "def ask(q, store, current_date):\n"
+        '    a = f"Now {datetime.now()}.\\n" + RULES\n'
+        '    b = f"Key {new_key()}.\\n" + RULES\n'
+        '    c = f"Tick {clock.monotonic()}.\\n" + RULES\n'
+        '    d = f"Notes {store.similarity_search(q)}.\\n" + RULES\n'
+        '    e = f"Since {timeutil.datetime.now()}.\\n" + RULES\n'
+        '    f = f"Date {current_date}.\\n" + RULES\n'
+        f"    return {send('a + b + c + d + e + f')}\n"
+    )
+    found = check(tmp_path, {"app.py": app})
+    assert [(f["code"], f["location"]["row"], f["confidence"]) for f in found[:5]] == [
+        ("PFX101", 12, 1.0),
+        ("PFX102", 13, 1.0),
+        ("PFX101", 14, 1.0),
+        ("PFX105", 15, 1.0),
+        ("PFX101", 16, 1.0),  # ``datetime.now`` re-exported by a module of the project
+    ]
+    # a parameter classified by its name only is a guess: reported, and less certain
+    (guess,) = found[5:]
+    assert (guess["code"], guess["location"]["row"]) == ("PFX101", 17) and guess["confidence"] < 1.0
