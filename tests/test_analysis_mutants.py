@@ -288,3 +288,106 @@ def test_catalog_classifies_calls_with_full_confidence(tmp_path: Path) -> None:
     # a parameter classified by its name only is a guess: reported, and less certain
     (guess,) = found[5:]
     assert (guess["code"], guess["location"]["row"]) == ("PFX101", 17) and guess["confidence"] < 1.0
+
+
+# --- Jinja files: the loader's folder, and includes whose names are not unique -------------------
+
+JINJA_APP = (
+    "from datetime import datetime\n\n"
+    "from jinja2 import Environment, FileSystemLoader\n" + OPENAI + "\n"
+    'env = Environment(loader=FileSystemLoader("prompts"))\n\n\n'
+    "def ask(q):\n"
+    '    system = env.get_template("system.j2").render(stamp=datetime.now())\n'
+    f"    return {send('system')}\n"
+)
+
+
+def test_loader_folder_wins_over_a_template_of_the_same_name_elsewhere(tmp_path: Path) -> None:
+    """``FileSystemLoader("prompts")`` and ``get_template("system.j2")``: the template is
+    prompts/system.j2 even though templates/system.j2 (a folder the analyzer also looks in) and
+    archive/system.j2 exist; nested includes resolve from the loader's folder too, not to the
+    first file of the same name in the project. Only the real chain holds the bound timestamp
+    (``stamp`` says nothing by its name, so no other file is reported on its own).
+    Catches: the loader's folders ignored, searched after the defaults, or an include looked up
+    by file name alone (the first match in the project)."""
+    static = f"Static header.\n{RULES}\n"
+    files = {
+        "app.py": JINJA_APP,
+        "prompts/system.j2": '{% include "partials/header.j2" %}\n' + RULES + "\n",
+        "prompts/partials/header.j2": 'Desk notes.\n{% include "partials/stamp.j2" %}\n',
+        "prompts/partials/stamp.j2": "Opened {{ stamp }}.\n",
+        "templates/system.j2": static,
+        "archive/system.j2": static,
+        "archive/partials/stamp.j2": "Opened at the start of the day.\n",
+        "archive/partials/header.j2": "Desk notes.\n",
+    }
+    found = check(tmp_path, files)
+    assert codes(found) == [("PFX101", "prompts/partials/stamp.j2", 1)]
+    chain = steps(found[0])
+    assert ("app.py", 12) in chain  # rendered by app.py, through both includes
+    assert [step for step in chain if step[0].startswith("prompts/")] == [
+        ("prompts/system.j2", 1),
+        ("prompts/partials/header.j2", 2),
+    ]
+
+
+# --- json.dumps: a finding ahead of the cached prefix, none in the new user turn -----------------
+
+
+def test_json_dumps_in_the_last_user_message_is_not_reported(tmp_path: Path) -> None:
+    """``json.dumps(profile)`` in the new user turn changes nothing cached; the same call in the
+    system prompt is PFX401.
+    Catches: PFX401 ignoring where the value sits, or the last user message not marked as such."""
+    app = (
+        "import json\n" + OPENAI + f"RULES = {RULES!r}\n\n\n"
+        "def ask(q, profile: dict):\n"
+        "    return client.chat.completions.create(\n"
+        '        model="gpt-4.1",\n'
+        "        messages=[\n"
+        '            {"role": "system", "content": RULES},\n'
+        '            {"role": "user", "content": f"{q}\\nProfile: {json.dumps(profile)}"},\n'
+        "        ],\n"
+        "    )\n\n\n"
+        "def ask_profiled(q, profile: dict):\n"
+        '    system = "Profile: " + json.dumps(profile) + "\\n" + RULES\n'
+        f"    return {send('system')}\n"
+    )
+    found = check(tmp_path, {"app.py": app})
+    # (``profile`` is also a user's identity by its name: PFX104 there, and not in the user turn)
+    assert codes(found) == [("PFX104", "app.py", 19), ("PFX401", "app.py", 19)]
+
+
+# --- severity at exactly the thresholds ---------------------------------------------------------
+
+THRESHOLD_APP = (
+    "import os\nfrom datetime import datetime\n" + OPENAI + f"RULES = {RULES!r}\n"
+    'STARTED = f"Started {datetime.now():%H:%M}.\\n" + RULES\n\n\n'
+    "def ask(q):\n"
+    '    system = f"Now {datetime.now():%H:%M}.\\n" + RULES\n'
+    f"    return {send('system')}\n\n\n"
+    "def ask_started(q):\n"
+    f"    return {send('STARTED')}\n"
+)
+
+
+def severities(root: Path, high: int, medium: int, low: int) -> dict[str, str]:
+    config = f"[tool.prefixlint.thresholds]\nhigh = {high}\nmedium = {medium}\nlow = {low}\n"
+    found = check(root, {"app.py": THRESHOLD_APP, "pyproject.toml": config})
+    return {f["code"]: f["severity"] for f in found}
+
+
+def test_severity_at_exactly_each_threshold(tmp_path: Path) -> None:
+    """A finding that loses exactly ``low``, ``medium`` or ``high`` tokens takes that severity;
+    one token short, the one below. PFX101 stops at its ceiling (medium), PFX201 at low.
+    Catches: ``>=`` read as ``>`` at any threshold, or a rule's ceiling ignored."""
+    (lost,) = {f["impact"]["tokens_lost"] for f in check(tmp_path, {"app.py": THRESHOLD_APP})}
+    big = lost * 10
+    cases = [
+        ((big, big, lost), {"PFX101": "low", "PFX201": "low"}),
+        ((big, big, lost + 1), {"PFX101": "info", "PFX201": "info"}),
+        ((big, lost, 1), {"PFX101": "medium", "PFX201": "low"}),
+        ((big, lost + 1, 1), {"PFX101": "low", "PFX201": "low"}),
+        ((lost, 2, 1), {"PFX101": "medium", "PFX201": "low"}),  # high, held at each rule's ceiling
+    ]
+    for thresholds, expected in cases:
+        assert severities(tmp_path, *thresholds) == expected, thresholds
