@@ -2,6 +2,7 @@
 
     python bench/mutation.py --sample 150 --seed 1          # a random sample; prints the kill rate
     python bench/mutation.py --sample 150 --seed 1 --resume  # go on where an interrupted run stopped
+    python bench/mutation.py --sample 150 --seed 1 --resume --retry-survivors  # after adding tests
     python bench/mutation.py --list                          # count the mutants by operator and file
     python bench/mutation.py --show ID                       # the change one mutant makes
 
@@ -357,6 +358,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--sample", type=int, default=0, help="run N mutants drawn at random (0: all)")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--resume", action="store_true", help="skip mutants already in the state file")
+    ap.add_argument("--retry-survivors", action="store_true", help="with --resume: run survivors again")
     ap.add_argument("--state", type=Path, default=STATE)
     ap.add_argument("--timeout", type=float, default=0, help="seconds per mutant (0: 3x the clean run)")
     ap.add_argument("--minutes", type=float, default=0, help="stop starting mutants after this long")
@@ -387,7 +389,8 @@ def main(argv: list[str] | None = None) -> int:
     state = load_state(args.state) if args.resume else {}
     if not args.resume and args.state.exists():
         args.state.unlink()
-    todo = [m for m in mutants if m.id not in state]
+    retry = args.retry_survivors
+    todo = [m for m in mutants if m.id not in state or (retry and state[m.id]["status"] == "survived")]
     print(f"{len(mutants)} mutants, {len(mutants) - len(todo)} already run", flush=True)
 
     warm_imports()

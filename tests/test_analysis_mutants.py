@@ -391,3 +391,27 @@ def test_severity_at_exactly_each_threshold(tmp_path: Path) -> None:
     ]
     for thresholds, expected in cases:
         assert severities(tmp_path, *thresholds) == expected, thresholds
+
+
+# --- names: the project's own, and words too common to say anything alone -------------------------
+
+
+def test_names_from_config_and_weak_words(tmp_path: Path) -> None:
+    """A name the project declares (``dynamic-sources`` with ``match = "name"``) is classified; a
+    longer name is classified by a telling word in it (``report_timestamp``) but not by a common
+    one alone (``date_format`` stays a value of unknown kind).
+    Catches: the config's name patterns dropped, or the weak-word test inverted."""
+    config = (
+        '[tool.prefixlint]\ndynamic-sources = [{pattern = "stamp", kind = "timestamp", match = "name"}]\n'
+    )
+    app = (
+        OPENAI + f"RULES = {RULES!r}\n\n\n"
+        "def ask(q, stamp, report_timestamp, date_format):\n"
+        '    system = f"Opened {stamp}.\\n" + RULES\n'
+        '    system += f"Report {report_timestamp}.\\n" + RULES\n'
+        '    system += f"Dates as {date_format}.\\n" + RULES\n'
+        f"    return {send('system')}\n"
+    )
+    found = check(tmp_path, {"app.py": app, "pyproject.toml": config})
+    # a parameter whose name says nothing is an interpolated value (PFX109), not a timestamp
+    assert codes(found) == [("PFX101", "app.py", 8), ("PFX101", "app.py", 9), ("PFX109", "app.py", 10)]
