@@ -415,3 +415,33 @@ def test_names_from_config_and_weak_words(tmp_path: Path) -> None:
     found = check(tmp_path, {"app.py": app, "pyproject.toml": config})
     # a parameter whose name says nothing is an interpolated value (PFX109), not a timestamp
     assert codes(found) == [("PFX101", "app.py", 8), ("PFX101", "app.py", 9), ("PFX109", "app.py", 10)]
+
+
+# --- helpers with several arguments, methods reading fields, pass-through methods ----------------
+
+
+def test_helper_arguments_methods_and_string_methods(tmp_path: Path) -> None:
+    """Each positional argument binds its own parameter; a method reads a dataclass field through
+    ``self``; ``(... ).strip()`` keeps what its text holds.
+    Catches: positional arguments all bound to the first parameter, ``self.<field>`` not read from
+    the class, or a pass-through string method losing its receiver."""
+    app = (
+        "from dataclasses import dataclass, field\n"
+        "from datetime import datetime\n" + OPENAI + f"RULES = {RULES!r}\n\n\n"
+        "def build(title, moment):\n"
+        '    return f"{title}: {moment}.\\n" + RULES\n\n\n'
+        "@dataclass\n"
+        "class Desk:\n"
+        "    opened: datetime = field(default_factory=datetime.now)\n\n"
+        "    def ask(self, q):\n"
+        '        system = f"Opened {self.opened:%H:%M}.\\n" + RULES\n'
+        f"        return {send('system')}\n\n\n"
+        "def ask(q):\n"
+        '    system = build("Payroll desk", datetime.now())\n'
+        f"    return {send('system')}\n\n\n"
+        "def ask_stripped(q):\n"
+        '    system = (f"  Now {datetime.now():%H:%M}.\\n" + RULES).strip()\n'
+        f"    return {send('system')}\n"
+    )
+    found = check(tmp_path, {"app.py": app})
+    assert codes(found) == [("PFX101", "app.py", 15), ("PFX101", "app.py", 23), ("PFX101", "app.py", 28)]
