@@ -364,6 +364,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--minutes", type=float, default=0, help="stop starting mutants after this long")
     ap.add_argument("--path", default="", help="only mutants of files under this path")
     ap.add_argument("--list", action="store_true", help="count the mutants and exit")
+    ap.add_argument("--report", action="store_true", help="print the state file's results and exit")
     ap.add_argument("--show", metavar="ID", help="print one mutant's change and exit")
     ap.add_argument("--only", metavar="ID", action="append", default=[], help="run only these mutants")
     args = ap.parse_args(argv)
@@ -392,6 +393,8 @@ def main(argv: list[str] | None = None) -> int:
     retry = args.retry_survivors
     todo = [m for m in mutants if m.id not in state or (retry and state[m.id]["status"] == "survived")]
     print(f"{len(mutants)} mutants, {len(mutants) - len(todo)} already run", flush=True)
+    if args.report:
+        return report([state[m.id] for m in mutants if m.id in state])
 
     warm_imports()
     scratch = scratch_copy()
