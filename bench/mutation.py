@@ -3,6 +3,7 @@
     python bench/mutation.py --sample 150 --seed 1          # a random sample; prints the kill rate
     python bench/mutation.py --sample 150 --seed 1 --resume  # go on where an interrupted run stopped
     python bench/mutation.py --sample 150 --seed 1 --resume --retry-survivors  # after adding tests
+    python bench/mutation.py --sample 150 --seed 1 --resume --report  # the results so far
     python bench/mutation.py --list                          # count the mutants by operator and file
     python bench/mutation.py --show ID                       # the change one mutant makes
 
