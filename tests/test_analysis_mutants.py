@@ -445,3 +445,26 @@ def test_helper_arguments_methods_and_string_methods(tmp_path: Path) -> None:
     )
     found = check(tmp_path, {"app.py": app})
     assert codes(found) == [("PFX101", "app.py", 15), ("PFX101", "app.py", 23), ("PFX101", "app.py", 28)]
+
+
+# --- template text read from a file, or dedented --------------------------------------------------
+
+
+def test_template_from_a_prompt_file_and_a_dedented_constant(tmp_path: Path) -> None:
+    """``Path(__file__).parent / "prompts" / "system.txt"`` read and formatted per request puts the
+    finding in the prompt file; ``textwrap.dedent(TEMPLATE).format(...)`` keeps the placeholder.
+    Catches: the ``read_text()`` template not found, or ``dedent`` not seen through."""
+    app = (
+        "import textwrap\nfrom datetime import date\nfrom pathlib import Path\n" + OPENAI + "\n"
+        'TEMPLATE = """\n    Today is {today}.\n    """ + ' + f"{RULES!r}\n\n\n"
+        "def ask(q):\n"
+        '    text = (Path(__file__).parent / "prompts" / "system.txt").read_text()\n'
+        "    system = text.format(today=date.today())\n"
+        f"    return {send('system')}\n\n\n"
+        "def ask_dedented(q):\n"
+        "    system = textwrap.dedent(TEMPLATE).format(today=date.today())\n"
+        f"    return {send('system')}\n"
+    )
+    files = {"app.py": app, "prompts/system.txt": f"Today is {{today}}.\n{RULES}\n"}
+    found = codes(check(tmp_path, files))
+    assert found == [("PFX101", "app.py", 9), ("PFX101", "prompts/system.txt", 1)]
