@@ -11,6 +11,8 @@ import json
 import textwrap
 from pathlib import Path
 
+import pytest
+
 from tests.cli_support import invoke
 
 RULES = (
@@ -37,9 +39,10 @@ def write(root: Path, files: dict[str, str]) -> None:
 
 
 def check(root: Path, files: dict[str, str], *args: str) -> list[dict]:
-    """Findings of ``prefixlint check`` (JSON) on a fresh project made of ``files``."""
+    """Findings of ``prefixlint check`` (JSON) on a fresh project made of ``files``, in one process
+    (so that one project index serves every file, as in an editor or a small project)."""
     write(root, files)
-    code, out, err = invoke(["check", "--no-cache", "--output-format", "json", *args, "."], root)
+    code, out, err = invoke(["check", "--no-cache", "-j", "1", "--output-format", "json", *args, "."], root)
     assert code in (0, 1), err
     return json.loads(out)
 
@@ -167,3 +170,303 @@ def test_chain_through_a_helper_in_another_module(tmp_path: Path) -> None:
     (finding,) = check(tmp_path, {**files})
     assert (finding["code"], finding["filename"], finding["location"]["row"]) == ("PFX101", "helpers.py", 7)
     assert steps(finding) == [("app.py", 8), ("app.py", 9), ("app.py", 9)]  # call, message, sink
+
+
+# --- imports inside a subpackage ----------------------------------------------------------------
+
+PROMPTS_MODULE = (
+    "from datetime import datetime\n\n"
+    f"RULES = {RULES!r}\n"
+    'TEMPLATE = "Today is {today}.\\n" + RULES\n\n\n'
+    "def system_prompt():\n"
+    '    return f"Now {datetime.now():%H:%M}.\\n" + RULES\n'
+)
+# How app/agent_{n}.py reaches app/prompts_{n}.py: (import, the template, the helper).
+IMPORT_STYLES = [
+    ("from .prompts_{n} import TEMPLATE, system_prompt", "TEMPLATE", "system_prompt()"),
+    ("from app.prompts_{n} import TEMPLATE, system_prompt", "TEMPLATE", "system_prompt()"),
+    ("from app import prompts_{n}", "prompts_{n}.TEMPLATE", "prompts_{n}.system_prompt()"),
+    ("from . import prompts_{n} as p", "p.TEMPLATE", "p.system_prompt()"),
+    ("import app.prompts_{n} as p", "p.TEMPLATE", "p.system_prompt()"),
+    ("from prompts_{n} import TEMPLATE, system_prompt", "TEMPLATE", "system_prompt()"),  # a script folder
+]
+
+
+@pytest.mark.parametrize("root", ["", "backend/"], ids=["at the root", "under a source folder"])
+def test_imports_inside_a_subpackage(tmp_path: Path, root: str) -> None:
+    """``app/agent_N.py`` imports ``app/prompts_N.py`` (a package at the project root, or under
+    ``backend/``), one import style per N: the template filled per request and the helper's
+    timestamp are both found in each prompts module.
+    Catches: the import resolver losing the importer's folder, a package above it, the relative
+    level, a submodule named in ``from pkg import mod``, or which package a relative import is from."""
+    files = {f"{root}app/__init__.py": ""}
+    expected = []
+    for n, style in enumerate(IMPORT_STYLES):
+        imports, template, helper = (part.format(n=n) for part in style)
+        files[f"{root}app/prompts_{n}.py"] = PROMPTS_MODULE
+        files[f"{root}app/agent_{n}.py"] = (
+            "from datetime import date\n" + imports + "\n" + OPENAI + "\n\n"
+            "def ask(q):\n"
+            f"    system = {template}.format(today=date.today())\n"
+            f"    return {send('system')}\n\n\n"
+            "def ask_now(q):\n"
+            f"    return {send(helper)}\n"
+        )
+        expected += [("PFX101", f"{root}app/prompts_{n}.py", 4), ("PFX101", f"{root}app/prompts_{n}.py", 8)]
+    # a second package whose modules have the same names: its own prompts_0.py, not app's
+    files[f"{root}admin/__init__.py"] = ""
+    files[f"{root}admin/prompts_0.py"] = PROMPTS_MODULE
+    files[f"{root}admin/agent_0.py"] = files[f"{root}app/agent_0.py"]
+    expected = [
+        ("PFX101", f"{root}admin/prompts_0.py", 4),
+        ("PFX101", f"{root}admin/prompts_0.py", 8),
+        *expected,
+    ]
+    assert codes(check(tmp_path, files)) == expected
+
+
+# --- dataclass fields ---------------------------------------------------------------------------
+
+
+def test_dataclass_fields_by_their_values_not_their_names(tmp_path: Path) -> None:
+    """A field with a neutral name and ``default_factory=datetime.now`` is a timestamp (from the
+    factory) and one with ``field(default=datetime.now()...)`` a value fixed at class definition;
+    fields with a static default are static even when their names sound per-request.
+    Catches: the factory's call not classified (only the name guessed), or a static default
+    (plain or ``field(default=...)``) guessed from its name."""
+    app = (
+        "from dataclasses import dataclass, field\n"
+        "from datetime import datetime\n" + OPENAI + f"RULES = {RULES!r}\n\n\n"
+        "@dataclass\n"
+        "class Ctx:\n"
+        "    stamp: datetime = field(default_factory=datetime.now)\n"
+        '    request_id: str = "batch"\n'
+        '    current_date: str = field(default="the review period")\n'
+        "    booted: str = field(default=datetime.now().isoformat())\n\n\n"
+        "def ask(ctx: Ctx, q):\n"
+        '    system = f"Batch {ctx.request_id} for {ctx.current_date}, up since {ctx.booted}.\\n" + RULES\n'
+        f"    return {send('system')}\n\n\n"
+        "def ask_stamped(ctx: Ctx, q):\n"
+        '    system = f"Opened {ctx.stamp:%H:%M}.\\n" + RULES\n'
+        f"    return {send('system')}\n"
+    )
+    found = check(tmp_path, {"app.py": app})
+    # the factory runs per instance; a ``field(default=...)`` once, when the class is defined
+    assert codes(found) == [("PFX101", "app.py", 11), ("PFX201", "app.py", 14)]
+    assert found[0]["confidence"] == 1.0
+
+
+# --- the catalog of dynamic calls ---------------------------------------------------------------
+
+
+def test_catalog_classifies_calls_with_full_confidence(tmp_path: Path) -> None:
+    """Calls named in ``catalog.toml`` are classified from it, with confidence 1.0: a dotted call
+    (``datetime.now``), one reached through an alias (``from uuid import uuid4 as new_key``), a
+    module alias (``import time as clock``) and a glob (``*.similarity_search``). The name-based
+    guess alone would give ``now`` a lower confidence and say nothing about the others.
+    Catches: the catalog's exact, suffix or glob match, or the alias expansion, dropped."""
+    app = (
+        "import time as clock\n"
+        "from datetime import datetime\n"
+        "from uuid import uuid4 as new_key\n"
+        "from app import timeutil\n" + OPENAI + f"RULES = {RULES!r}\n\n\n"
+        "def ask(q, store, current_date):\n"
+        '    a = f"Now {datetime.now()}.\\n" + RULES\n'
+        '    b = f"Key {new_key()}.\\n" + RULES\n'
+        '    c = f"Tick {clock.monotonic()}.\\n" + RULES\n'
+        '    d = f"Notes {store.similarity_search(q)}.\\n" + RULES\n'
+        '    e = f"Since {timeutil.datetime.now()}.\\n" + RULES\n'
+        '    f = f"Date {current_date}.\\n" + RULES\n'
+        f"    return {send('a + b + c + d + e + f')}\n"
+    )
+    found = check(tmp_path, {"app.py": app})
+    assert [(f["code"], f["location"]["row"], f["confidence"]) for f in found[:5]] == [
+        ("PFX101", 12, 1.0),
+        ("PFX102", 13, 1.0),
+        ("PFX101", 14, 1.0),
+        ("PFX105", 15, 1.0),
+        ("PFX101", 16, 1.0),  # ``datetime.now`` re-exported by a module of the project
+    ]
+    # a parameter classified by its name only is a guess: reported, and less certain
+    (guess,) = found[5:]
+    assert (guess["code"], guess["location"]["row"]) == ("PFX101", 17) and guess["confidence"] < 1.0
+
+
+# --- Jinja files: the loader's folder, and includes whose names are not unique -------------------
+
+JINJA_APP = (
+    "from datetime import datetime\n\n"
+    "from jinja2 import Environment, FileSystemLoader\n" + OPENAI + "\n"
+    'env = Environment(loader=FileSystemLoader("prompts"))\n\n\n'
+    "def ask(q):\n"
+    '    system = env.get_template("system.j2").render(stamp=datetime.now())\n'
+    f"    return {send('system')}\n"
+)
+
+
+def test_loader_folder_wins_over_a_template_of_the_same_name_elsewhere(tmp_path: Path) -> None:
+    """``FileSystemLoader("prompts")`` and ``get_template("system.j2")``: the template is
+    prompts/system.j2 even though templates/system.j2 (a folder the analyzer also looks in) and
+    archive/system.j2 exist; nested includes resolve from the loader's folder too, not to the
+    first file of the same name in the project. Only the real chain holds the bound timestamp
+    (``stamp`` says nothing by its name, so no other file is reported on its own).
+    Catches: the loader's folders ignored, searched after the defaults, or an include looked up
+    by file name alone (the first match in the project)."""
+    static = f"Static header.\n{RULES}\n"
+    files = {
+        "app.py": JINJA_APP,
+        "prompts/system.j2": '{% include "partials/header.j2" %}\n' + RULES + "\n",
+        "prompts/partials/header.j2": 'Desk notes.\n{% include "partials/stamp.j2" %}\n',
+        "prompts/partials/stamp.j2": "Opened {{ stamp }}.\n",
+        "templates/system.j2": static,
+        "archive/system.j2": static,
+        "archive/partials/stamp.j2": "Opened at the start of the day.\n",
+        "archive/partials/header.j2": "Desk notes.\n",
+    }
+    found = check(tmp_path, files)
+    assert codes(found) == [("PFX101", "prompts/partials/stamp.j2", 1)]
+    chain = steps(found[0])
+    assert ("app.py", 12) in chain  # rendered by app.py, through both includes
+    assert [step for step in chain if step[0].startswith("prompts/")] == [
+        ("prompts/system.j2", 1),
+        ("prompts/partials/header.j2", 2),
+    ]
+
+
+# --- json.dumps: a finding ahead of the cached prefix, none in the new user turn -----------------
+
+
+def test_json_dumps_in_the_last_user_message_is_not_reported(tmp_path: Path) -> None:
+    """``json.dumps(profile)`` in the new user turn changes nothing cached; the same call in the
+    system prompt is PFX401.
+    Catches: PFX401 ignoring where the value sits, or the last user message not marked as such."""
+    app = (
+        "import json\n" + OPENAI + f"RULES = {RULES!r}\n\n\n"
+        "def ask(q, profile: dict):\n"
+        "    return client.chat.completions.create(\n"
+        '        model="gpt-4.1",\n'
+        "        messages=[\n"
+        '            {"role": "system", "content": RULES},\n'
+        '            {"role": "user", "content": f"{q}\\nProfile: {json.dumps(profile)}"},\n'
+        "        ],\n"
+        "    )\n\n\n"
+        "def ask_profiled(q, profile: dict):\n"
+        '    system = "Profile: " + json.dumps(profile) + "\\n" + RULES\n'
+        f"    return {send('system')}\n"
+    )
+    found = check(tmp_path, {"app.py": app})
+    # (``profile`` is also a user's identity by its name: PFX104 there, and not in the user turn)
+    assert codes(found) == [("PFX104", "app.py", 19), ("PFX401", "app.py", 19)]
+
+
+# --- severity at exactly the thresholds ---------------------------------------------------------
+
+THRESHOLD_APP = (
+    "import os\nfrom datetime import datetime\n" + OPENAI + f"RULES = {RULES!r}\n"
+    'STARTED = f"Started {datetime.now():%H:%M}.\\n" + RULES\n\n\n'
+    "def ask(q):\n"
+    '    system = f"Now {datetime.now():%H:%M}.\\n" + RULES\n'
+    f"    return {send('system')}\n\n\n"
+    "def ask_started(q):\n"
+    f"    return {send('STARTED')}\n"
+)
+
+
+def severities(root: Path, high: int, medium: int, low: int) -> dict[str, str]:
+    config = f"[tool.prefixlint.thresholds]\nhigh = {high}\nmedium = {medium}\nlow = {low}\n"
+    found = check(root, {"app.py": THRESHOLD_APP, "pyproject.toml": config})
+    return {f["code"]: f["severity"] for f in found}
+
+
+def test_severity_at_exactly_each_threshold(tmp_path: Path) -> None:
+    """A finding that loses exactly ``low``, ``medium`` or ``high`` tokens takes that severity;
+    one token short, the one below. PFX101 stops at its ceiling (medium), PFX201 at low.
+    Catches: ``>=`` read as ``>`` at any threshold, or a rule's ceiling ignored."""
+    (lost,) = {f["impact"]["tokens_lost"] for f in check(tmp_path, {"app.py": THRESHOLD_APP})}
+    big = lost * 10
+    cases = [
+        ((big, big, lost), {"PFX101": "low", "PFX201": "low"}),
+        ((big, big, lost + 1), {"PFX101": "info", "PFX201": "info"}),
+        ((big, lost, 1), {"PFX101": "medium", "PFX201": "low"}),
+        ((big, lost + 1, 1), {"PFX101": "low", "PFX201": "low"}),
+        ((lost, 2, 1), {"PFX101": "medium", "PFX201": "low"}),  # high, held at each rule's ceiling
+    ]
+    for thresholds, expected in cases:
+        assert severities(tmp_path, *thresholds) == expected, thresholds
+
+
+# --- names: the project's own, and words too common to say anything alone -------------------------
+
+
+def test_names_from_config_and_weak_words(tmp_path: Path) -> None:
+    """A name the project declares (``dynamic-sources`` with ``match = "name"``) is classified; a
+    longer name is classified by a telling word in it (``report_timestamp``) but not by a common
+    one alone (``date_format`` stays a value of unknown kind).
+    Catches: the config's name patterns dropped, or the weak-word test inverted."""
+    config = (
+        '[tool.prefixlint]\ndynamic-sources = [{pattern = "stamp", kind = "timestamp", match = "name"}]\n'
+    )
+    app = (
+        OPENAI + f"RULES = {RULES!r}\n\n\n"
+        "def ask(q, stamp, report_timestamp, date_format):\n"
+        '    system = f"Opened {stamp}.\\n" + RULES\n'
+        '    system += f"Report {report_timestamp}.\\n" + RULES\n'
+        '    system += f"Dates as {date_format}.\\n" + RULES\n'
+        f"    return {send('system')}\n"
+    )
+    found = check(tmp_path, {"app.py": app, "pyproject.toml": config})
+    # a parameter whose name says nothing is an interpolated value (PFX109), not a timestamp
+    assert codes(found) == [("PFX101", "app.py", 8), ("PFX101", "app.py", 9), ("PFX109", "app.py", 10)]
+
+
+# --- helpers with several arguments, methods reading fields, pass-through methods ----------------
+
+
+def test_helper_arguments_methods_and_string_methods(tmp_path: Path) -> None:
+    """Each positional argument binds its own parameter; a method reads a dataclass field through
+    ``self``; ``(... ).strip()`` keeps what its text holds.
+    Catches: positional arguments all bound to the first parameter, ``self.<field>`` not read from
+    the class, or a pass-through string method losing its receiver."""
+    app = (
+        "from dataclasses import dataclass, field\n"
+        "from datetime import datetime\n" + OPENAI + f"RULES = {RULES!r}\n\n\n"
+        "def build(title, moment):\n"
+        '    return f"{title}: {moment}.\\n" + RULES\n\n\n'
+        "@dataclass\n"
+        "class Desk:\n"
+        "    opened: datetime = field(default_factory=datetime.now)\n\n"
+        "    def ask(self, q):\n"
+        '        system = f"Opened {self.opened:%H:%M}.\\n" + RULES\n'
+        f"        return {send('system')}\n\n\n"
+        "def ask(q):\n"
+        '    system = build("Payroll desk", datetime.now())\n'
+        f"    return {send('system')}\n\n\n"
+        "def ask_stripped(q):\n"
+        '    system = (f"  Now {datetime.now():%H:%M}.\\n" + RULES).strip()\n'
+        f"    return {send('system')}\n"
+    )
+    found = check(tmp_path, {"app.py": app})
+    assert codes(found) == [("PFX101", "app.py", 15), ("PFX101", "app.py", 23), ("PFX101", "app.py", 28)]
+
+
+# --- template text read from a file, or dedented --------------------------------------------------
+
+
+def test_template_from_a_prompt_file_and_a_dedented_constant(tmp_path: Path) -> None:
+    """``Path(__file__).parent / "prompts" / "system.txt"`` read and formatted per request puts the
+    finding in the prompt file; ``textwrap.dedent(TEMPLATE).format(...)`` keeps the placeholder.
+    Catches: the ``read_text()`` template not found, or ``dedent`` not seen through."""
+    app = (
+        "import textwrap\nfrom datetime import date\nfrom pathlib import Path\n" + OPENAI + "\n"
+        'TEMPLATE = """\n    Today is {today}.\n    """ + ' + f"{RULES!r}\n\n\n"
+        "def ask(q):\n"
+        '    text = (Path(__file__).parent / "prompts" / "system.txt").read_text()\n'
+        "    system = text.format(today=date.today())\n"
+        f"    return {send('system')}\n\n\n"
+        "def ask_dedented(q):\n"
+        "    system = textwrap.dedent(TEMPLATE).format(today=date.today())\n"
+        f"    return {send('system')}\n"
+    )
+    files = {"app.py": app, "prompts/system.txt": f"Today is {{today}}.\n{RULES}\n"}
+    found = codes(check(tmp_path, files))
+    assert found == [("PFX101", "app.py", 9), ("PFX101", "prompts/system.txt", 1)]
