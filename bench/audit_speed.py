@@ -415,7 +415,11 @@ Goals: audit faster than bare tokenization: {goal_speed}; memory flat (at most 1
     marker = "## Audit speed"
     if marker not in body:
         body = body.rstrip() + f"\n\n{marker}\n\nMeasured by `bench/audit_speed.py` (see its docstring).\n"
-    path.write_text(body.rstrip() + "\n" + text, encoding="utf-8")
+    start = body.index(marker)
+    end = body.find("\n## ", start + len(marker))  # the section's end: the next section, or the file's
+    end = len(body) if end < 0 else end
+    body = body[:end].rstrip() + "\n" + text + body[end:]
+    path.write_text(body.rstrip() + "\n", encoding="utf-8")
 
 
 if __name__ == "__main__":
