@@ -137,6 +137,12 @@ def _near(pixel: tuple[int, ...], colour: tuple[int, int, int], tol: int = 40) -
 
 
 @pytest.mark.skipif(CHROMIUM is None and not os.environ.get("CI"), reason="needs Debian's chromium package")
+def _pixels(img: Image.Image) -> list[tuple[int, int, int]]:
+    """RGB pixels, row by row (``getdata`` is deprecated from Pillow 12.1, gone in 14)."""
+    flat = getattr(img, "get_flattened_data", None) or img.getdata
+    return list(flat())
+
+
 @pytest.mark.parametrize("figure", sorted(FIGURE_COLOURS))
 def test_each_plot_is_drawn_offline_in_chromium(report: Path, figure: str) -> None:
     assert CHROMIUM is not None, "CI installs chromium (.ci/run); it is missing"
@@ -144,7 +150,7 @@ def test_each_plot_is_drawn_offline_in_chromium(report: Path, figure: str) -> No
     _chromium(f"{report.as_uri()}#{figure}", shot)
     img = Image.open(shot).convert("RGB")
     w, h = img.size
-    pixels = list(img.getdata())
+    pixels = _pixels(img)
     ink = sum(1 for p in pixels if sum(p) < 700)
     assert ink > 0.01 * w * h, f"{figure}: nearly blank ({ink} dark pixels)"
     data = sum(1 for p in pixels if _near(p, FIGURE_COLOURS[figure]))
@@ -157,7 +163,7 @@ def test_whole_report_renders_offline(report: Path) -> None:
     shot = report.parent / "page.png"
     _chromium(report.as_uri(), shot, size="1100,3000")
     img = Image.open(shot).convert("RGB")
-    pixels = list(img.getdata())
+    pixels = _pixels(img)
     assert sum(1 for p in pixels if sum(p) < 700) > 0.01 * len(pixels)
     for fid, colour in FIGURE_COLOURS.items():
         assert sum(1 for p in pixels if _near(p, colour)) > 100, fid

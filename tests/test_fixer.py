@@ -121,7 +121,7 @@ def test_cli_fix_sort_keys_end_to_end(tmp_path: Path) -> None:
     path = tmp_path / "app.py"
     path.write_text(
         "import json\n\nfrom openai import OpenAI\n\nclient = OpenAI()\n"
-        'RULES = "Follow the rules carefully and answer in English. " * 100\n\n\n'
+        'RULES = "Follow the rules carefully and answer in English. " * 150\n\n\n'
         "def ask(tools_data, question):\n"
         '    system = "Tools:\\n" + json.dumps(tools_data) + "\\n" + RULES\n'
         "    return client.chat.completions.create(\n"
@@ -137,8 +137,9 @@ def test_cli_fix_sort_keys_end_to_end(tmp_path: Path) -> None:
     code, out, _ = invoke(["check", "--no-cache", "--fix", "app.py"], tmp_path)
     fixed = path.read_text()
     assert "json.dumps(tools_data, sort_keys=True)" in fixed, out
-    # what is left is the per-request tools text ahead of the rules, whose fix is unsafe
-    assert code == 1 and "PFX401" not in out and "PFX109" in out and "1 hidden fix" in out, out
+    # what is left is the tools text ahead of the rules: a parameter with no visible caller, so of
+    # unknown nature (PFX120), whose fix is unsafe
+    assert code == 1 and "PFX401" not in out and "PFX120" in out and "1 hidden fix" in out, out
     import libcst
 
     libcst.parse_module(fixed)
@@ -161,32 +162,30 @@ def test_declared_source_encoding_is_read_and_kept(tmp_path: Path, monkeypatch: 
 def test_cli_unsafe_fix_moves_placeholder_line_of_template_constant(tmp_path: Path) -> None:
     """A ``.format`` template defined in one module and filled in another: the unsafe fix moves the
     per-request line to the end of the constant, in the module that defines it."""
+    policy = "".join(
+        f"Rule {i}: follow the refund policy, cite the help centre and never guess numbers.\n"
+        for i in range(90)
+    )  # about 1,700 tokens: the prompt reaches the provider's minimum, so the finding blocks
     prompts = tmp_path / "prompts.py"
-    prompts.write_text(
-        'SYSTEM_TEMPLATE = """Today is {today}.\n'
-        "You are the billing assistant for Acme. Follow the refund policy, cite the help centre,\n"
-        "never guess numbers, and keep answers under five sentences. Escalate legal questions.\n"
-        "Refunds are possible within 30 days; quote the customer's plan limits exactly.\n"
-        '"""\n'
-    )
+    prompts.write_text(f'SYSTEM_TEMPLATE = """Now: {{now}}.\n{policy}"""\n')
     (tmp_path / "agent.py").write_text(
-        "from datetime import date\n\nfrom openai import OpenAI\n\nfrom prompts import SYSTEM_TEMPLATE\n\n"
+        "from datetime import datetime\n\nfrom openai import OpenAI\n\nfrom prompts import SYSTEM_TEMPLATE\n\n"
         "client = OpenAI()\n\n\ndef ask(q):\n"
-        "    system = SYSTEM_TEMPLATE.format(today=date.today())\n"
+        "    system = SYSTEM_TEMPLATE.format(now=datetime.now())\n"
         "    return client.chat.completions.create(\n"
         '        model="gpt-4.1",\n'
         '        messages=[{"role": "system", "content": system}, {"role": "user", "content": q}],\n'
         "    )\n"
     )
     code, out, _ = invoke(["check", "--no-cache", "--output-format", "concise", "agent.py"], tmp_path)
-    assert code == 1 and "prompts.py:1:31: PFX101" in out
+    assert code == 1 and "prompts.py:1:27: PFX101" in out, out
     code, out, _ = invoke(["check", "--no-cache", "--fix", "agent.py"], tmp_path)
     assert code == 1 and "1 hidden fix can be enabled with the `--unsafe-fixes` option" in out, out
     code, out, _ = invoke(["check", "--no-cache", "--fix", "--unsafe-fixes", "agent.py"], tmp_path)
     fixed = prompts.read_text()
     assert code == 0, out
-    assert fixed.startswith('SYSTEM_TEMPLATE = """You are the billing assistant')
-    assert fixed.endswith('plan limits exactly.\nToday is {today}.\n"""\n')
+    assert fixed.startswith('SYSTEM_TEMPLATE = """Rule 0: follow the refund policy')
+    assert fixed.endswith('never guess numbers.\nNow: {now}.\n"""\n')
     import libcst
 
     libcst.parse_module(fixed)

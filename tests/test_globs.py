@@ -10,6 +10,7 @@ from prefixlint.analysis.templates import template_style_for
 from prefixlint.lint.checker import file_kind, path_ignores
 from prefixlint.lint.config import SettingsResolver
 from prefixlint.lint.discover import discover
+from prefixlint.lint.payload_files import payload_glob_matches
 from prefixlint.model.globs import glob_match
 from prefixlint.model.settings import Settings
 
@@ -66,6 +67,7 @@ def test_every_config_glob_reads_the_same(glob: str, rel: str, expected: bool, t
     assert (template_style_for(path, settings(**{"template-globs": [glob]})) is not None) is expected
     assert (file_kind(full, settings(**{"template-globs": [glob]})) == "template") is expected
     assert (path_ignores(full, settings(**{"per-file-ignores": {glob: ["PFX9"]}})) == ["PFX9"]) is expected
+    assert payload_glob_matches(full, settings(**{"payload-globs": [glob]})) is expected
     # exclude: discovery walks the folder (which reads every .txt as a prompt) and leaves the match out
     walking = settings(exclude=[glob], **{"plain-prompt-globs": ["*.txt"]})
 

@@ -4,7 +4,8 @@ A plain ``prefixlint check ...`` command line does not come here: :mod:`.lean` p
 is imported, from a table that tests keep equal to this signature. This command serves ``--help``,
 command lines the fast path leaves to typer (errors and unusual values), and in-process callers.
 
-Exit codes: 0 clean (or everything fixed), 1 findings remain (or ``--diff`` would change files),
+Exit codes: 0 clean (or everything fixed, or only informational findings remain: fewer than
+``min-impact-tokens`` tokens at stake), 1 findings remain (or ``--diff`` would change files),
 2 usage, configuration or internal error.
 """
 
@@ -82,6 +83,15 @@ def check(
             help="Request shape of JSON payload files: auto, chat, responses or messages.",
         ),
     ] = None,
+    min_impact_tokens: Annotated[
+        int | None,
+        typer.Option(
+            "--min-impact-tokens",
+            min=0,
+            help="Tokens at stake below which a finding is informational: shown, but exit 0 "
+            "(overrides `min-impact-tokens`; 0: every finding fails the run).",
+        ),
+    ] = None,
 ) -> None:
     """Lint files for prompt layouts that defeat the provider's prefix cache."""
     raise typer.Exit(
@@ -111,5 +121,6 @@ def check(
             no_prefilter=no_prefilter,
             quiet=quiet,
             payload_shape=payload_shape,
+            min_impact_tokens=min_impact_tokens,
         )
     )

@@ -4,10 +4,11 @@ Both ways in call :func:`run_check`: the typer command (:mod:`prefixlint.command
 fast path that parses ``check``'s options before typer is imported (:mod:`prefixlint.commands.lean`).
 Nothing here imports typer.
 
-Exit codes: 0 clean (or everything fixed), 1 findings remain (or ``--diff`` would change files),
-2 usage, configuration or internal error. Errors go to stderr; in the machine-readable formats
-(json, json-lines, sarif, github) they are also written where the report goes, in that format
-(:mod:`prefixlint.report.errors`).
+Exit codes: 0 clean (or everything fixed, or only informational findings remain: fewer than
+``min-impact-tokens`` tokens at stake, see :attr:`prefixlint.model.findings.Finding.blocking`),
+1 findings remain (or ``--diff`` would change files), 2 usage, configuration or internal error.
+Errors go to stderr; in the machine-readable formats (json, json-lines, sarif, github) they are
+also written where the report goes, in that format (:mod:`prefixlint.report.errors`).
 """
 
 from __future__ import annotations
@@ -84,6 +85,7 @@ def run_check(
     no_prefilter: bool = False,
     quiet: bool = False,
     payload_shape: str | None = None,
+    min_impact_tokens: int | None = None,
 ) -> int:
     """Run ``prefixlint check`` with these options; returns the exit code."""
     from prefixlint.lint.config import ConfigError
@@ -138,6 +140,7 @@ def run_check(
             "model": model,
             "unsafe_fixes": True if unsafe_fixes else None,
             "payload_shape": payload_shape,
+            "min_impact_tokens": min_impact_tokens,
         }
         run_options = RunOptions(
             jobs=jobs, use_cache=not no_cache, cache_dir=cache_dir, prefilter=not no_prefilter
@@ -293,7 +296,8 @@ def _print_diff(done: Any, opts: CheckOptions) -> int:
 
 
 def _exit_for(findings: list[Any], opts: CheckOptions) -> int:
-    return EXIT_CLEAN if opts.exit_zero or not findings else EXIT_FINDINGS
+    """1 when a finding fails the run; informational ones (below ``min-impact-tokens``) do not."""
+    return EXIT_CLEAN if opts.exit_zero or not any(f.blocking for f in findings) else EXIT_FINDINGS
 
 
 def _internal(run: Any) -> int:

@@ -61,6 +61,7 @@ CHECK_OPTIONS: tuple[Opt, ...] = (
     Opt("no_prefilter", ("--no-prefilter",), "flag", False),
     Opt("quiet", ("-q", "--quiet"), "flag", False),
     Opt("payload_shape", ("--payload-shape",), "str"),
+    Opt("min_impact_tokens", ("--min-impact-tokens",), "int", min=0),
 )
 
 

@@ -1,6 +1,10 @@
 """prefixlint.engine: a small paged-KV inference engine that shows what prefix caching does to
 TTFT, with tenant isolation by construction. Needs the ``[engine]`` extra (torch).
 
+Takes token ids (or chat requests over its OpenAI- and Anthropic-compatible HTTP API, ``server/``)
+and a tenant namespace; gives generated tokens with the cached-token count of each request. A
+source of live traffic for ``live``; imports only ``model`` from the rest of the package.
+
     from prefixlint.engine import LLMEngine, EngineConfig, SamplingParams
     eng = LLMEngine(EngineConfig(preset="tiny", device="cpu"))
     out = eng.generate(eng.tokenizer.encode("hello"), SamplingParams(max_tokens=1, temperature=0))

@@ -256,10 +256,22 @@ def _filter_selected(result: FileResult, settings: Settings) -> FileResult:
 
 
 def dedupe(findings: list[Finding]) -> list[Finding]:
-    """One finding per (code, location, message), keeping the first; sorted by location."""
+    """One finding per (code, location, message), keeping the first; sorted by location.
+
+    A template file's placeholder found both through the Python that fills it (a finding with a
+    chain) and by linting the file on its own (no chain, classified by name) is kept once: the
+    linked finding, which knows the value.
+    """
+    linked = {(f.location.path, f.location.line, f.location.col) for f in findings if f.chain}
     seen: set[tuple] = set()
     out = []
     for f in sorted(findings, key=Finding.sort_key):
+        if (
+            not f.chain
+            and f.code[:4] in ("PFX1", "PFX2")
+            and (f.location.path, f.location.line, f.location.col) in linked
+        ):
+            continue
         key = (f.code, f.location.path, f.location.line, f.location.col, f.message)
         if key in seen:
             continue

@@ -8,32 +8,16 @@ when ``payload-shape`` forces a shape.
 
 from __future__ import annotations
 
-import fnmatch
-
+from prefixlint.model.globs import glob_match
 from prefixlint.model.settings import Settings
 
 PAYLOAD = "payload"
 
 
 def payload_glob_matches(path: str, settings: Settings) -> bool:
-    """True when a ``payload-globs`` entry names ``path`` (by its last component, as template globs)."""
-    if not settings.payload_globs:
-        return False
-    name = path.rsplit("/", 1)[-1]
-    rel = _relative(path, settings)
-    for glob in settings.payload_globs:
-        if fnmatch.fnmatchcase(name, glob.rsplit("/", 1)[-1]) and (
-            "/" not in glob or rel is None or fnmatch.fnmatchcase(rel, glob.lstrip("/"))
-        ):
-            return True
-    return False
-
-
-def _relative(path: str, settings: Settings) -> str | None:
-    if not settings.root:
-        return None
-    root = settings.root.rstrip("/") + "/"
-    return path[len(root) :] if path.startswith(root) else None
+    """True when a ``payload-globs`` entry names ``path``: the config's one glob dialect
+    (gitignore patterns relative to the config's folder, :mod:`prefixlint.model.globs`)."""
+    return glob_match(settings.payload_globs, path, settings.root)
 
 
 def payload_kind(path: str, settings: Settings, named: bool = False) -> str | None:

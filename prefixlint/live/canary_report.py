@@ -16,11 +16,11 @@ Statuses, worst first (the verdict is the worst status of any check):
 from __future__ import annotations
 
 import json
-from datetime import datetime, timezone
-from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
+
+from prefixlint.live.run_file import ServerRun, StrictModel
 
 CANARY_SCHEMA_ID = "prefixlint.canary/v1"
 
@@ -37,11 +37,7 @@ SEVERITY: dict[str, int] = {
 CHECKS = ("capacity", "boundary", "canary-strings", "determinism", "cross-tenant-cache")
 
 
-class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-class RequestRecord(_Model):
+class RequestRecord(StrictModel):
     """One request of a check, as sent and answered (never the API key)."""
 
     tenant: str
@@ -54,7 +50,7 @@ class RequestRecord(_Model):
     error: str | None = None
 
 
-class CheckResult(_Model):
+class CheckResult(StrictModel):
     """One check of the canary."""
 
     name: str
@@ -69,17 +65,10 @@ class CheckResult(_Model):
         return sum(1 for r in self.requests if r.status is None or r.status >= 500)
 
 
-class CanaryRun(_Model):
+class CanaryRun(ServerRun):
     """One run of the canary; the top-level JSON object."""
 
     schema_id: str = CANARY_SCHEMA_ID
-    created_at: str = Field(default_factory=lambda: datetime.now(timezone.utc).isoformat(timespec="seconds"))
-    base_url: str
-    model: str | None = None
-    endpoint: Literal["chat", "completions"] = "chat"
-    tenants: list[dict[str, Any]] = Field(default_factory=list)
-    server: dict[str, Any] = Field(default_factory=dict)
-    settings: dict[str, Any] = Field(default_factory=dict)
     setup: list[RequestRecord] = Field(default_factory=list, description="sizing requests")
     checks: list[CheckResult] = Field(default_factory=list)
     verdict: Status = "pass"
@@ -116,13 +105,6 @@ class CanaryRun(_Model):
             for check in data["checks"]:
                 check["requests"] = []
         return json.dumps(data, indent=2)
-
-    def write(self, path: str | Path) -> Path:
-        """Write the run as JSON."""
-        out = Path(path)
-        out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(self.to_json() + "\n", encoding="utf-8")
-        return out
 
 
 def status_of(records: list[RequestRecord]) -> Status | None:

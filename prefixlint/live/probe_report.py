@@ -9,11 +9,11 @@ visible even within one tenant), ``error`` (requests failed).
 from __future__ import annotations
 
 import json
-from datetime import datetime, timezone
-from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
+
+from prefixlint.live.run_file import ServerRun, StrictModel
 
 PROBE_SCHEMA_ID = "prefixlint.probe/v1"
 
@@ -23,11 +23,7 @@ Decision = Literal["detected", "ruled-out", "not-detected", "undecided", "not-ru
 Verdict = Literal["isolated", "shared", "per-key-only", "inconclusive", "error"]
 
 
-class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-class ProbeSample(_Model):
+class ProbeSample(StrictModel):
     """One timed attacker request (the victim's requests are not timed)."""
 
     level: str
@@ -38,7 +34,7 @@ class ProbeSample(_Model):
     error: str | None = None
 
 
-class LookRecord(_Model):
+class LookRecord(StrictModel):
     """One look at a level: samples per arm and the two p-values."""
 
     n: int
@@ -46,7 +42,7 @@ class LookRecord(_Model):
     p_rule_out: float | None = None
 
 
-class LevelResult(_Model):
+class LevelResult(StrictModel):
     """One sharing level: who primes the cache (victim), who is timed (attacker)."""
 
     level: str
@@ -67,17 +63,10 @@ class LevelResult(_Model):
     looks: list[LookRecord] = Field(default_factory=list)
 
 
-class ProbeRun(_Model):
+class ProbeRun(ServerRun):
     """One run of the probe; the top-level JSON object."""
 
     schema_id: str = PROBE_SCHEMA_ID
-    created_at: str = Field(default_factory=lambda: datetime.now(timezone.utc).isoformat(timespec="seconds"))
-    base_url: str
-    model: str | None = None
-    endpoint: Literal["chat", "completions"] = "chat"
-    tenants: list[dict[str, Any]] = Field(default_factory=list)
-    server: dict[str, Any] = Field(default_factory=dict)
-    settings: dict[str, Any] = Field(default_factory=dict)
     plan: dict[str, Any] = Field(default_factory=dict)
     levels: list[LevelResult] = Field(default_factory=list)
     verdict: Verdict = "inconclusive"
@@ -101,13 +90,6 @@ class ProbeRun(_Model):
         if not samples:
             data["samples"] = []
         return json.dumps(data, indent=2)
-
-    def write(self, path: str | Path) -> Path:
-        """Write the run as JSON."""
-        out = Path(path)
-        out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(self.to_json() + "\n", encoding="utf-8")
-        return out
 
 
 def _ms(v: float | None) -> str:

@@ -8,11 +8,12 @@ schema than it knows.
 from __future__ import annotations
 
 import json
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
+
+from prefixlint.live.run_file import RunFile, StrictModel, utc_now
 
 SCHEMA_VERSION = 1
 SCHEMA_ID = "prefixlint.bench/v1"
@@ -20,11 +21,7 @@ SCHEMA_ID = "prefixlint.bench/v1"
 Arm = Literal["warmup", "prime", "hit", "miss", "fill", "probe"]
 
 
-class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-class Sample(_Model):
+class Sample(StrictModel):
     """One streamed request as the client saw it."""
 
     arm: Arm
@@ -39,7 +36,7 @@ class Sample(_Model):
     error: str | None = None
 
 
-class ArmStats(_Model):
+class ArmStats(StrictModel):
     """Latency percentiles and cache reporting of one arm."""
 
     n: int
@@ -54,7 +51,7 @@ class ArmStats(_Model):
     cached_reported: int = Field(0, description="requests whose usage carried a cached-token field")
 
 
-class Calibration(_Model):
+class Calibration(StrictModel):
     """Hit/miss TTFT threshold and how well the server's reports agree with timing."""
 
     method: str
@@ -75,7 +72,7 @@ class Calibration(_Model):
     notes: list[str] = Field(default_factory=list)
 
 
-class LengthResult(_Model):
+class LengthResult(StrictModel):
     """Hit vs miss at one prompt length."""
 
     prompt_tokens: int
@@ -89,7 +86,7 @@ class LengthResult(_Model):
     samples: list[Sample] = Field(default_factory=list)
 
 
-class CounterCheck(_Model):
+class CounterCheck(StrictModel):
     """One server counter compared with what the requests reported."""
 
     name: str
@@ -99,7 +96,7 @@ class CounterCheck(_Model):
     what: str
 
 
-class MetricsCheck(_Model):
+class MetricsCheck(StrictModel):
     """Prometheus counters scraped before and after the run."""
 
     url: str
@@ -110,7 +107,7 @@ class MetricsCheck(_Model):
     notes: list[str] = Field(default_factory=list)
 
 
-class RetentionResult(_Model):
+class RetentionResult(StrictModel):
     """How many tokens of distinct prefixes the server really keeps."""
 
     contexts: int
@@ -129,13 +126,13 @@ class RetentionResult(_Model):
     fills: list[Sample] = Field(default_factory=list)
 
 
-class BenchRun(_Model):
+class BenchRun(RunFile):
     """One run of the bench; the top-level JSON object."""
 
     schema_id: str = SCHEMA_ID
     schema_version: int = SCHEMA_VERSION
     kind: Literal["ttft", "retention"]
-    created_at: str = Field(default_factory=lambda: datetime.now(timezone.utc).isoformat(timespec="seconds"))
+    created_at: str = Field(default_factory=utc_now)
     label: str | None = None
     base_url: str
     model: str
@@ -178,13 +175,6 @@ class BenchRun(_Model):
                 data["retention"]["probes"] = []
                 data["retention"]["fills"] = []
         return json.dumps(data, indent=2)
-
-    def write(self, path: str | Path) -> Path:
-        """Write the run as JSON to ``path``."""
-        out = Path(path)
-        out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(self.to_json() + "\n", encoding="utf-8")
-        return out
 
 
 class SchemaError(ValueError):

@@ -13,7 +13,12 @@ __all__ = ["Applicability", "Edit", "Finding", "Fix", "Impact", "Severity"]
 
 
 class Severity(str, Enum):
-    """How much a finding costs; follows the impact and configurable thresholds."""
+    """How much a finding costs; follows the impact, the value's cost model and the thresholds.
+
+    ``INFO`` is informational: fewer than ``min-impact-tokens`` tokens are at stake (or the prompt can
+    never reach the provider's minimum cacheable length). Such a finding is shown but does not fail
+    the run (see :attr:`Finding.blocking`).
+    """
 
     INFO = "info"
     LOW = "low"
@@ -32,6 +37,8 @@ class Impact:
     ``tokens_lost`` static tokens sit after the dynamic value and are re-prefilled on every request.
     ``prefix_tokens`` still match before it; ``reaches_minimum`` says whether that prefix is long
     enough for the provider to cache at all. ``exact`` is False when counts are estimates.
+    ``history_follows`` says that conversation history comes after the value, so the prompt grows
+    with the conversation and can reach the minimum whatever its static text.
     """
 
     tokens_lost: int
@@ -41,6 +48,19 @@ class Impact:
     exact: bool = True
     encoding: str = ""
     history_priced: bool = False
+    history_follows: bool = False
+
+    @property
+    def can_reach_minimum(self) -> bool:
+        """False when the prefix plus the static text after the value stays below the provider's
+        minimum cacheable length (and no history follows): then nothing is cached either way."""
+        return self.history_follows or self.prefix_tokens + self.tokens_lost >= self.minimum
+
+    @property
+    def at_stake(self) -> int:
+        """Tokens a fix would make cacheable: ``tokens_lost``, or 0 when the prompt can never reach
+        the minimum. ``min-impact-tokens`` is compared with this number."""
+        return self.tokens_lost if self.can_reach_minimum else 0
 
     def describe(self) -> str:
         approx = "" if self.exact else "~"
@@ -49,6 +69,9 @@ class Impact:
             parts[0] += " plus the conversation history"
         state = "reaches" if self.reaches_minimum else "below"
         parts.append(f"prefix {approx}{self.prefix_tokens} tokens ({state} the {self.minimum}-token minimum)")
+        if not self.can_reach_minimum:
+            total = self.prefix_tokens + self.tokens_lost
+            parts.append(f"{approx}{total} static tokens in all: below the minimum, nothing is cached")
         return ", ".join(parts)
 
 
@@ -71,6 +94,25 @@ class Finding:
     @property
     def path(self) -> str:
         return self.location.path
+
+    @property
+    def blocking(self) -> bool:
+        """True when this finding makes ``prefixlint check`` exit 1.
+
+        A finding with an impact is informational (``Severity.INFO``) when fewer than
+        ``min-impact-tokens`` tokens are at stake; it is shown but does not fail the run. Findings
+        without an impact (unreadable input, configuration problems, unused suppressions) always do.
+        """
+        return self.impact is None or self.severity is not Severity.INFO
+
+    @property
+    def also(self) -> list[dict[str, Any]]:
+        """Other values of the same cause in the same prompt: ``{path, line, col, label, kind}`` each.
+
+        One finding is reported per prompt and per cause, at the first value; the rest are listed here
+        (the text output's ``= also:`` lines, the JSON ``also`` field).
+        """
+        return list(self.extra.get("also", ()))
 
     def sort_key(self) -> tuple[str, int, int, str]:
         return (self.location.path, self.location.line, self.location.col, self.code)

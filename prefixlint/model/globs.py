@@ -1,8 +1,8 @@
 """The one glob dialect of the config: gitignore patterns (``pathspec``), relative to the config's folder.
 
 Every path glob in the settings (``exclude``, ``extend-exclude``, ``per-file-ignores``,
-``template-globs``, ``plain-prompt-globs``) is read the way a ``.gitignore`` in the folder of the
-config file would read it:
+``template-globs``, ``plain-prompt-globs``, ``payload-globs``) is read the way a ``.gitignore`` in
+the folder of the config file would read it:
 
 - a pattern without a slash (``*.j2``) matches a file name at any depth;
 - a pattern with a slash (``prompts/*.txt``, ``/top.j2``) is anchored at the config's folder;

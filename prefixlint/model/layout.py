@@ -189,7 +189,8 @@ class Segment:
         """True when bytes from this segment onward can differ between two requests."""
         if self.static:
             return self.nondeterminism is not None
-        return self.kind not in (DynamicKind.HISTORY, DynamicKind.USER_INPUT)
+        # the user's input differs per request too: only the history before the new turn is stable
+        return self.kind is not DynamicKind.HISTORY
 
     def with_tokens(self, tokens: int) -> Segment:
         return evolve(self, tokens=tokens)

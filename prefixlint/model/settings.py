@@ -17,11 +17,18 @@ from typing import Any, Literal
 
 @dataclass
 class Thresholds:
-    """Severity follows the number of tokens a finding costs."""
+    """Severity follows the number of tokens a finding costs (``low`` is no longer read: a finding
+    below ``min-impact-tokens`` is informational, any other one is at least low)."""
 
     high: int = 1024
     medium: int = 256
     low: int = 32
+
+
+# Tokens at stake below which a finding is informational: shown, but not failing the run. About a
+# paragraph of instructions; the minimum cacheable length itself is judged separately (a prompt that
+# can never reach it has nothing at stake).
+DEFAULT_MIN_IMPACT_TOKENS = 100
 
 
 @dataclass
@@ -58,6 +65,7 @@ _FIELDS: tuple[tuple[str, str, Callable[[], Any]], ...] = (
     ("provider", "provider", lambda: "openai"),
     ("model", "model", lambda: "gpt-4.1"),
     ("thresholds", "thresholds", Thresholds),
+    ("min_impact_tokens", "min-impact-tokens", lambda: DEFAULT_MIN_IMPACT_TOKENS),
     ("template_globs", "template-globs", lambda: ["*.j2", "*.jinja", "*.jinja2", "*.prompty", "*.prompt"]),
     ("plain_prompt_globs", "plain-prompt-globs", list),
     ("payload_globs", "payload-globs", list),
@@ -101,6 +109,7 @@ class Settings:
     provider: str
     model: str | None
     thresholds: Thresholds
+    min_impact_tokens: int
     template_globs: list[str]
     plain_prompt_globs: list[str]
     payload_globs: list[str]
@@ -213,6 +222,9 @@ def _fast_values(data: dict[str, Any]) -> dict[str, Any] | None:
             value = [v.strip().upper() for v in value] if name in _CODE_FIELDS else list(value)
         elif name in ("respect_gitignore", "unsafe_fixes"):
             if type(value) is not bool:
+                return None
+        elif name == "min_impact_tokens":
+            if type(value) is not int or value < 0:
                 return None
         elif name in ("cache_dir",):
             if type(value) is not str:

@@ -18,7 +18,7 @@ class Thresholds(BaseModel):
 
     high: int = Field(1024, ge=0, description="tokens lost at or above which a finding is high")
     medium: int = Field(256, ge=0, description="tokens lost at or above which a finding is medium")
-    low: int = Field(32, ge=0, description="tokens lost at or above which a finding is low (else info)")
+    low: int = Field(32, ge=0, description="no longer read: see min-impact-tokens")
 
 
 class DynamicSource(BaseModel):
@@ -69,6 +69,12 @@ class SettingsModel(BaseModel):
     provider: str = "openai"
     model: str | None = "gpt-4.1"
     thresholds: Thresholds = Field(default_factory=Thresholds)
+    min_impact_tokens: int = Field(
+        100,  # settings.DEFAULT_MIN_IMPACT_TOKENS (tests keep the two defaults equal)
+        ge=0,
+        alias="min-impact-tokens",
+        description="tokens at stake below which a finding is informational: shown, exit code unaffected",
+    )
     template_globs: list[str] = Field(
         default_factory=lambda: ["*.j2", "*.jinja", "*.jinja2", "*.prompty", "*.prompt"],
         alias="template-globs",

@@ -9,6 +9,9 @@ A plugin is a :class:`Plugin` instance exposed by an entry point, for example in
 It can declare sinks (calls that send a prompt to a model), message constructors, dynamic calls, and
 extra rules. Built-in plugins for openai, anthropic, litellm, langchain, llama-index and pydantic-ai
 live next to this file and are registered the same way in prefixlint's own ``pyproject.toml``.
+
+Takes nothing from the rest of the package but ``model``; gives the analyzers and rules their
+framework knowledge (sink and constructor names, dynamic calls, extra rules).
 """
 
 from __future__ import annotations

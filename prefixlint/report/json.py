@@ -1,4 +1,10 @@
-"""JSON and JSON-lines output: every field of a finding, including fix applicability, impact and chain."""
+"""JSON and JSON-lines output: every field of a finding, including fix applicability, impact and chain.
+
+Beyond ruff's fields: ``severity``, ``blocking`` (whether it fails the run; informational findings
+do not), ``impact`` (tokens lost and at stake), ``value`` (kind, timing, granularity and cardinality
+of the dynamic value, where the rule is about one), ``also`` (the other values of the same cause in
+the same prompt) and ``alternative_fixes`` (shown, never applied).
+"""
 
 from __future__ import annotations
 
@@ -38,13 +44,20 @@ def finding_json(f: Finding, fixable: bool) -> dict[str, Any]:
             "exact": i.exact,
             "encoding": i.encoding,
             "history_priced": i.history_priced,
+            "history_follows": i.history_follows,
+            "can_reach_minimum": i.can_reach_minimum,
+            "at_stake": i.at_stake,
             "description": i.describe(),
         }
+    value = None
+    if "timing" in f.extra:
+        value = {k: f.extra.get(k) for k in ("kind", "timing", "granularity", "cardinality", "conditional")}
     return {
         "code": f.code,
         "name": f.rule_name,
         "message": f.message,
         "severity": f.severity.value,
+        "blocking": f.blocking,
         "filename": display_path(loc.path),
         "location": _loc(loc.line, loc.col),
         "end_location": _loc(loc.end_line or loc.line, loc.end_col if loc.end_col is not None else loc.col),
@@ -53,6 +66,17 @@ def finding_json(f: Finding, fixable: bool) -> dict[str, Any]:
         "chain": [{"filename": display_path(c.path), "location": _loc(c.line, c.col)} for c in f.chain],
         "confidence": f.confidence,
         "snippet": f.snippet,
+        "value": value,
+        "also": [
+            {
+                "filename": display_path(a["path"]),
+                "location": _loc(a["line"], a["col"]),
+                "label": a["label"],
+                "kind": a["kind"],
+            }
+            for a in f.also
+        ],
+        "alternative_fixes": list(f.extra.get("alternative_fixes", ())),
     }
 
 

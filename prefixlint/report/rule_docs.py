@@ -49,7 +49,8 @@ def rule_text(rule: Any) -> str:
     out = [
         f"# {rule.name} ({rule.code})",
         "",
-        f"Fix: {fix}. Default severity: {rule.default_severity.value}.",
+        f"Fix: {fix}. Severity: at most {rule.default_severity.value}; it follows the tokens at stake "
+        "(informational below `min-impact-tokens`, see docs/severity.md).",
         "",
         rule.documentation(),
         "",

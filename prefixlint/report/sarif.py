@@ -70,12 +70,17 @@ def sarif_log(findings: Sequence[Finding], ctx: ReportContext | None = None) -> 
             "message": {"text": f.message},
             "locations": [_physical(f.location)],
         }
-        if f.chain:
-            result["relatedLocations"] = [
-                {"id": i, **_physical(c), "message": {"text": "value flows through here"}}
-                for i, c in enumerate(f.chain)
-            ]
-        props: dict[str, Any] = {"severity": f.severity.value}
+        related = [
+            {"id": i, **_physical(c), "message": {"text": "value flows through here"}}
+            for i, c in enumerate(f.chain)
+        ]
+        for a in f.also:
+            loc = SourceLocation(a["path"], a["line"], a["col"])
+            text = f"also ahead of static text: `{a['label']}`"
+            related.append({"id": len(related), **_physical(loc), "message": {"text": text}})
+        if related:
+            result["relatedLocations"] = related
+        props: dict[str, Any] = {"severity": f.severity.value, "blocking": f.blocking}
         if f.impact is not None:
             props["tokensLost"] = f.impact.tokens_lost
             props["prefixTokens"] = f.impact.prefix_tokens

@@ -18,7 +18,11 @@ def describe_impact(impact: Impact) -> str:
         text += " plus the conversation history"
     state = "reaches" if impact.reaches_minimum else "below"
     prefix = f"prefix {approx}{impact.prefix_tokens:,} tokens"
-    return f"{text}, {prefix} ({state} the {impact.minimum:,}-token minimum)"
+    text = f"{text}, {prefix} ({state} the {impact.minimum:,}-token minimum)"
+    if not impact.can_reach_minimum:
+        total = impact.prefix_tokens + impact.tokens_lost
+        text += f", {approx}{total:,} static tokens in all: below the minimum, nothing is cached"
+    return text
 
 
 @lru_cache(maxsize=64)
@@ -90,9 +94,14 @@ def render_text(findings: Sequence[Finding], ctx: ReportContext, concise: bool =
         for j, link in enumerate(f.chain):
             word = "= from:" if j == 0 else "= via:"
             out.append(f"  {_style(word, 'dim', c)} {display_path(link.path)}:{link.line}:{link.col + 1}")
+        for other in f.also:
+            where = f"{display_path(other['path'])}:{other['line']}:{other['col'] + 1}"
+            out.append(f"  {_style('= also:', 'dim', c)} {where} `{other['label']}`")
         out.extend(f"  {_style(line, 'blue', c)}" for line in snippet(f, ctx.sources))
         if f.fix is not None:
             out.append(f"  {_style('= help:', 'dim', c)} {f.fix.message} ({f.fix.applicability.value} fix)")
+        for alt in f.extra.get("alternative_fixes", ()):
+            out.append(f"  {_style('= help:', 'dim', c)} or: {alt['message']} ({alt['applicability']} fix)")
         out.append("")
     if ctx.show_fixes and ctx.applied:
         out.append(f"Fixed {len(ctx.applied)} error{'s' if len(ctx.applied) != 1 else ''}:")
@@ -114,6 +123,13 @@ def summary(findings: Sequence[Finding], ctx: ReportContext) -> str:
         return "No files were checked." if ctx.nothing_checked else "All checks passed!"
     head = f"Found {n + ctx.fixed} error{'s' if n + ctx.fixed != 1 else ''}"
     head += f" ({ctx.fixed} fixed, {n} remaining)." if ctx.fixed else "."
+    informational = sum(1 for f in findings if not f.blocking)
+    if informational:
+        one = informational == 1
+        head += (
+            f" {informational} {'is' if one else 'are'} informational (fewer than `min-impact-tokens` "
+            f"tokens at stake) and do{'es' if one else ''} not fail the run."
+        )
     parts = [head]
     m = len(ctx.fixable)
     if m:

@@ -101,35 +101,46 @@ class Rule:
     # Helpers for subclasses -------------------------------------------------------------------
 
     def finding(
-        self, location: SourceLocation, impact: Impact | None, ctx: RuleContext, message: str
+        self,
+        location: SourceLocation,
+        impact: Impact | None,
+        ctx: RuleContext,
+        message: str,
+        cap: Severity | None = None,
     ) -> Finding:
-        """A finding of this rule with severity derived from ``impact`` and the thresholds."""
+        """A finding of this rule with severity derived from ``impact``, the thresholds and ``cap``."""
         return Finding(
             code=self.code,
             message=message,
             location=location,
-            severity=severity_for(impact, ctx.settings, self.default_severity),
+            severity=severity_for(impact, ctx.settings, self.default_severity, cap),
             impact=impact,
             rule_name=self.name,
         )
 
 
-def severity_for(impact: Impact | None, settings: Settings, default: Severity) -> Severity:
-    """Map tokens lost to a severity using ``settings.thresholds``; capped by ``default``'s ceiling."""
+def severity_for(
+    impact: Impact | None, settings: Settings, default: Severity, cap: Severity | None = None
+) -> Severity:
+    """The severity of a finding that costs ``impact``.
+
+    Informational (``INFO``, not failing the run) when fewer than ``min-impact-tokens`` tokens are at
+    stake (:attr:`Impact.at_stake`: none when the prompt can never reach the provider's minimum).
+    Otherwise the tokens lost against ``thresholds`` (``high``, ``medium``, else low), never above
+    the rule's ``default`` nor above ``cap`` (the cost model of the value: a date, a value with a few
+    texts, one per user), and never below low.
+    """
     if impact is None:
         return default
+    if impact.at_stake < settings.min_impact_tokens:
+        return Severity.INFO
     t = settings.thresholds
     lost = impact.tokens_lost
-    if lost >= t.high:
-        sev = Severity.HIGH
-    elif lost >= t.medium:
-        sev = Severity.MEDIUM
-    elif lost >= t.low:
-        sev = Severity.LOW
-    else:
-        sev = Severity.INFO
-    # Import-time findings and similar lower-severity rules never rise above their default.
-    return sev if sev.rank <= default.rank or default is Severity.HIGH else default
+    sev = Severity.HIGH if lost >= t.high else Severity.MEDIUM if lost >= t.medium else Severity.LOW
+    for ceiling in (default, cap):
+        if ceiling is not None and sev.rank > ceiling.rank:
+            sev = ceiling
+    return sev if sev.rank >= Severity.LOW.rank else Severity.LOW
 
 
 @functools.cache

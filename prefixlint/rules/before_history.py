@@ -8,9 +8,10 @@ from dataclasses import replace
 from prefixlint.model.edits import Applicability, Fix
 from prefixlint.model.findings import Finding
 from prefixlint.model.layout import Layout, Timing
-from prefixlint.rules._dynamic import KIND_WORDS, decorate
+from prefixlint.rules._dynamic import KIND_WORDS, decorate, with_also
 from prefixlint.rules._examples import HEADER, RULES, bad
 from prefixlint.rules.base import Example, Rule, RuleContext
+from prefixlint.rules.cost import coarse, severity_cap
 from prefixlint.rules.impact import breaking_values, impact_at
 
 _CHAT = (
@@ -36,7 +37,8 @@ class ValueBeforeHistory(Rule):
 
     The end of the system prompt is not the end of the prompt. In a multi-turn chat the history
     follows the system prompt, and every turn of it is re-prefilled when a value before it changes.
-    The cost grows with the conversation.
+    The cost grows with the conversation. One finding per prompt, at the first such value. A date
+    (changes once a day) is not reported here: a conversation rarely spans midnight.
 
     Fix: move the value into the last user message (or a block after the history). This needs a
     code change the tool cannot make safely, so the fix is shown, not applied.
@@ -53,11 +55,16 @@ class ValueBeforeHistory(Rule):
     VALID = [Example(_GOOD, note="the time travels in the last user message")]
 
     def check(self, layout: Layout, ctx: RuleContext) -> Iterable[Finding]:
+        hits = []
         for i, seg in breaking_values(layout):
             if seg.timing is not Timing.REQUEST or seg.location is None or not layout.history_after(i):
                 continue
+            if coarse(seg):
+                continue  # a date changes once a day: a conversation rarely spans two
             if impact_at(layout, i, ctx.settings).tokens_lost > 0:
                 continue  # PFX1xx reports it, priced with the history
+            hits.append((i, seg))
+        for i, seg in hits[:1]:  # one finding per prompt; the other values are listed in it
             impact = impact_at(layout, i, ctx.settings, price_history=True)
             what = KIND_WORDS.get(seg.kind, "value") if seg.kind else "value"
             label = (seg.label or seg.text or what).strip()[:60]
@@ -73,5 +80,6 @@ class ValueBeforeHistory(Rule):
                 "move-to-last-user",
                 seg.location.path,
             )
-            finding = self.finding(seg.location, impact, ctx, message=message)
-            yield replace(decorate(finding, layout, seg, None), fix=fix)
+            finding = self.finding(seg.location, impact, ctx, message=message, cap=severity_cap(seg))
+            finding = replace(decorate(finding, layout, seg, None), fix=fix)
+            yield with_also(finding, [s for _, s in hits[1:]])

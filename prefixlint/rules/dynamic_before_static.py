@@ -1,49 +1,71 @@
-"""PFX101-PFX109: a per-request dynamic value ahead of static text, one rule per kind of value."""
+"""PFX101-PFX109: a per-request dynamic value ahead of static text, one rule per kind of value.
+
+A date is PFX111 (:mod:`.date_before_static`); a value of unknown nature is PFX120
+(:mod:`.unknown_value_before_static`).
+"""
 
 from __future__ import annotations
 
-from prefixlint.model.layout import DynamicKind
-from prefixlint.rules._dynamic import DynamicBeforeStatic
+from prefixlint.model.edits import Fix
+from prefixlint.model.findings import Impact
+from prefixlint.model.layout import DynamicKind, Segment
+from prefixlint.rules._dynamic import DynamicBeforeStatic, pick_fix
 from prefixlint.rules._examples import bad, chat
 from prefixlint.rules.base import Example
 
 
 class TimestampBeforeStatic(DynamicBeforeStatic):
-    """A timestamp or date computed per request sits ahead of static prompt text.
+    """A timestamp computed per request, finer than a day, sits ahead of static prompt text.
 
-    Providers cache only an exact prefix from the first token. A value that changes on every
-    request (``datetime.now()``, ``date.today()``, ``time.time()``...) makes every token after it a
-    cache miss, so the static instructions behind it are prefilled again on each call.
+    Providers cache only an exact prefix from the first token. A time value that changes on every
+    request (``datetime.now()``, ``time.time()``, ``%H:%M:%S``...) makes every token after it a
+    cache miss, so the static instructions behind it are prefilled again on each call. The message
+    says the value's granularity where the code shows it (to the second, to the minute, to the
+    hour). A date (changes once a day) is PFX111 instead.
 
     Fix: put the static text first and the timestamp at the end of the prompt, or better in the
-    last user message. The unsafe fix moves the line that holds the value to the end.
+    last user message. The unsafe fix moves the line that holds the value to the end. Where the
+    model needs only the day, coarsening the value to the date is the alternative the finding
+    offers: then it costs about one miss per cache per day.
 
     Fix safety: The fix is unsafe: it changes the text the model reads. The value moves after the
     instructions (or its line moves to the end of the prompt), and a model may answer differently
-    when instructions and data change places. The program itself runs as before; review the new
-    prompt, then apply it with ``--unsafe-fixes``.
+    when instructions and data change places. Coarsening to the date changes what the model
+    knows. The program itself runs as before; review the new prompt, then apply it with
+    ``--unsafe-fixes``.
     """
 
     code = "PFX101"
     name = "timestamp-before-static"
     kind = DynamicKind.TIMESTAMP
+
+    def advice(self, seg: Segment, impact: Impact) -> str:
+        move = super().advice(seg, impact)
+        if seg.granularity is None or not seg.granularity.sub_day:
+            return move
+        return move[:-1] + ", or coarsen it to the date if the model needs only the day (one miss a day)."
+
+    def fixes(self, seg: Segment) -> tuple[Fix | None, list[Fix]]:
+        move, coarsen = pick_fix(seg, "move-to-end"), pick_fix(seg, "coarsen-to-date")
+        if move is None:
+            return coarsen, []
+        return move, [coarsen] if coarsen is not None else []
+
     INVALID = [
         bad(
             chat(
-                'f"Today is {datetime.now():%Y-%m-%d}.\\nYou are a support agent. Answer briefly."',
+                'f"Now: {datetime.now():%H:%M}.\\nYou are a support agent. Answer briefly."',
                 imports="from datetime import datetime\n",
             ),
             fixed=chat(
-                'f"You are a support agent. Answer briefly.\\nToday is {datetime.now():%Y-%m-%d}."',
+                'f"You are a support agent. Answer briefly.\\nNow: {datetime.now():%H:%M}."',
                 imports="from datetime import datetime\n",
             ),
             unsafe=True,
         ),
         bad(
-            chat('f"Date: {date.today().isoformat()}\\n" + RULES', imports="from datetime import date\n"),
-            fixed=chat(
-                'RULES + f"Date: {date.today().isoformat()}\\n"', imports="from datetime import date\n"
-            ),
+            chat('f"Time: {time.time()}\\n" + RULES', imports="import time\n"),
+            fixed=chat('RULES + f"Time: {time.time()}\\n"', imports="import time\n"),
             unsafe=True,
         ),
     ]
@@ -56,8 +78,8 @@ class TimestampBeforeStatic(DynamicBeforeStatic):
             note="end of system prompt, single turn",
         ),
         Example(
-            chat("RULES", user='f"(today: {date.today()}) {q}"', imports="from datetime import date\n"),
-            note="the date is in the last user message",
+            chat("RULES", user='f"(now: {datetime.now()}) {q}"', imports="from datetime import datetime\n"),
+            note="the time is in the last user message",
         ),
         Example(
             chat('"Log lines use the format {datetime.now()} - message.\\n" + RULES'),
@@ -239,13 +261,19 @@ class EnvironmentBeforeStatic(DynamicBeforeStatic):
     VALID = [Example(chat('RULES + f"\\nHost: {socket.gethostname()}"', imports="import socket\n"))]
 
 
+_PLAN_NOTE = '[tool.prefixlint]\ndynamic-sources = [{pattern = "plans.current_note", kind = "unknown"}]\n'
+
+
 class UnknownBeforeStatic(DynamicBeforeStatic):
-    """A parameter of unknown nature is interpolated ahead of static text.
+    """A value computed per request, of a kind prefixlint cannot name, sits ahead of static text.
 
-    prefixlint cannot tell what the value is, but it comes from the caller and may change per
-    request. If it does, the static text after it is never cached.
+    The analysis knows the value changes between requests (a configured ``dynamic-sources`` call of
+    kind ``unknown``, a value derived from a per-request one) but not what it is. The static text
+    after it is never cached. A value whose nature is not known at all (an attribute read, a
+    parameter with no visible caller) is not this rule: it is PFX120, which never claims the value
+    is computed per request.
 
-    Fix: if the value is constant, make it a module constant; otherwise move it after the static text.
+    Fix: move it after the static text; if it is in fact constant, make it a module constant.
 
     Fix safety: The fix is unsafe: it changes the text the model reads. The value moves after the
     instructions (or its line moves to the end of the prompt), and a model may answer differently
@@ -256,10 +284,26 @@ class UnknownBeforeStatic(DynamicBeforeStatic):
     code = "PFX109"
     name = "unknown-before-static"
     kind = DynamicKind.UNKNOWN
-    INVALID = [bad(chat('f"Mode: {extra}\\n" + RULES', params="q, extra"))]
+
+    def matches(self, seg: Segment) -> bool:
+        # the user's own input (a question, a topic) is as unknown in content and changes per request
+        return seg.kind in (DynamicKind.UNKNOWN, DynamicKind.USER_INPUT) and seg.timing is self.timing
+
+    INVALID = [
+        bad(chat('f"Question: {question}\\n" + RULES', params="question", user='"Answer now."')),
+        bad(
+            chat('f"Plan: {plans.current_note()}\\n" + RULES', imports="import plans\n"),
+            files={"pyproject.toml": _PLAN_NOTE},
+        ),
+    ]
     VALID = [
         Example(
             chat('f"{PREAMBLE}\\n{RULES}"', before="", imports='PREAMBLE = "Harbor v2."\n'),
             note="an f-string over module constants",
+        ),
+        Example(
+            chat('RULES + f"\\nPlan: {plans.current_note()}"', imports="import plans\n"),
+            files={"pyproject.toml": _PLAN_NOTE},
+            note="the value comes after the static text",
         ),
     ]

@@ -19,7 +19,25 @@ def _counts(seg: Segment) -> bool:
 
 def static_tokens_lost(layout: Layout, index: int) -> int:
     """Static tokens after ``index`` that are re-prefilled on every request because of it."""
-    return sum(s.tokens for s in layout.segments[index + 1 :] if _counts(s))
+    lost = sum(s.tokens for s in layout.segments[index + 1 :] if _counts(s))
+    if layout.segments[index].is_last_user_message:
+        lost += static_after_in_last_message(layout, index)
+    return lost
+
+
+# A value in the last user message costs only the static text after it in that message; below this
+# many tokens it is where per-request values belong (the labelled standard: ~100 tokens).
+LAST_MESSAGE_MIN_STATIC_TOKENS = 100
+
+
+def static_after_in_last_message(layout: Layout, index: int) -> int:
+    """Static tokens after segment ``index`` inside the last user message (``index`` sits in it)."""
+    at = layout.segments[index].message_index
+    return sum(
+        s.tokens
+        for s in layout.segments[index + 1 :]
+        if s.static and s.is_last_user_message and s.message_index == at and s.text.strip(_FILLER)
+    )
 
 
 def history_tokens_after(layout: Layout, index: int) -> int:
@@ -51,6 +69,7 @@ def impact_at(layout: Layout, index: int, settings: Settings, *, price_history: 
         exact=exact,
         encoding=rules.encoding,
         history_priced=history and not price_history,
+        history_follows=history,
     )
 
 
@@ -58,9 +77,12 @@ def breaking_values(layout: Layout, min_confidence: float = 0.5) -> Iterator[tup
     """Dynamic values that change between requests and do not sit in the last user message."""
     seen: set[object] = set()
     for i, seg in enumerate(layout.segments):
-        if seg.static or seg.kind in (DynamicKind.HISTORY, DynamicKind.USER_INPUT) or seg.kind is None:
+        if seg.static or seg.kind is DynamicKind.HISTORY or seg.kind is None:
             continue
-        if seg.is_last_user_message or seg.confidence < min_confidence:
+        if seg.confidence < min_confidence:
+            continue
+        in_last = seg.is_last_user_message
+        if in_last and static_after_in_last_message(layout, i) < LAST_MESSAGE_MIN_STATIC_TOKENS:
             continue
         key = (seg.location, seg.kind, seg.timing)
         if key in seen:

@@ -151,4 +151,6 @@ class UnstableToolOrder(Rule):
         impact = replace(impact, tokens_lost=static_tokens_lost(layout, first) + own)
         message = f"{what}: each new order costs {impact.describe()}. Sort the tools by name."
         finding = self.finding(location, impact, ctx, message=message)  # type: ignore[arg-type]
-        return replace(finding, severity=severity) if severity else finding
+        if severity is None or finding.severity is Severity.INFO:  # informational: nothing at stake
+            return finding
+        return replace(finding, severity=severity)

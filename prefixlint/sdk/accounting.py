@@ -2,24 +2,28 @@
 
 Send-side work (cutting the request into pieces, tokenizing new text, the prediction interval,
 drift, the routing rate) runs on the process-wide worker while the request is in flight, in the
-order requests were made. With ``background=False`` (the default) the report is built on the calling
-thread once the response is there, so it is ready when the call returns; with ``background=True``
-the worker builds it too. Nothing here raises into the caller.
+order requests were made. A request whose head no earlier request had is not tokenized: it can only
+miss, and it is counted when a later request shares its head (:mod:`.sightings`). With
+``background=False`` (the default) the report is built on the calling thread once the response is
+there, so it is ready when the call returns; with ``background=True`` the worker builds it too.
+Nothing here raises into the caller.
 """
 
 from __future__ import annotations
 
 import logging
+import math
 import time
 from typing import Any
 
-from prefixlint.analysis.payloads.pieces import SKETCH_BLOCK, pieces_from_request
+from prefixlint.analysis.payloads.pieces import SKETCH_BLOCK, head_key, pieces_from_request, uncounted_pieces
 from prefixlint.model.verdict import Verdict, judge
 from prefixlint.sdk import otel
 from prefixlint.sdk.call import Call
 from prefixlint.sdk.drift import stable_end, template_end
 from prefixlint.sdk.options import SdkOptions
 from prefixlint.sdk.report import CacheReport, make_report
+from prefixlint.sdk.sightings import Sighting, unseen_prediction
 from prefixlint.sdk.stats import Stats
 from prefixlint.sdk.tracker import PrefixTracker
 from prefixlint.sdk.usage import normalize_usage
@@ -46,20 +50,61 @@ class Accountant:
     def _sent(self, call: Call) -> None:
         """Pieces, prediction interval, routing rate and drift as of the moment the request left."""
         opts = self.opts
+        seen = None
         if call.pieces is None:
-            call.pieces = pieces_from_request(call.body, call.api, call.cache, keep_text=opts.keep_excerpts)
+            seen = self._first_sighting(call) if opts.verify else None
+            if seen is None:
+                keep = opts.keep_excerpts
+                call.pieces = pieces_from_request(call.body, call.api, call.cache, keep_text=keep)
         if not opts.verify or not call.pieces:
             return
         pieces = call.pieces
-        call.prediction = self.tracker.predict(call.domain, pieces, call.now)
-        if self.spec.routing_rpm:
-            call.route_rpm = self.tracker.route_rate(call.domain, pieces, call.mono)
+        if seen is not None:  # nothing this process sent shares its head: exact without counting
+            call.prediction = unseen_prediction(call.rules)
+            call.route_rpm = 1 if self.spec.routing_rpm else 0  # nothing else shares its route
+        else:
+            call.prediction = self.tracker.predict(call.domain, pieces, call.now)
+            if self.spec.routing_rpm:
+                call.route_rpm = self.tracker.route_rate(call.domain, pieces, call.mono)
         end = stable_end(pieces)
         if call.drift_kind != "conversation":
             end = template_end(pieces, end, call.caller_marks)
         excerpts = opts.excerpt_chars if opts.keep_excerpts else 0
+        # uncounted pieces are safe here: their first piece shares no sketch block with any stable part
+        # seen before, so a divergence from one of them is at token 0
         call.drift = self.tracker.drift.check(call.drift_key, call.drift_kind, pieces[:end], pieces, excerpts)
-        call.flight = self.tracker.sent(call.domain, pieces, call.now, call.ttl)
+        if seen is not None:
+            self.tracker.sighted(seen)
+        else:
+            call.flight = self.tracker.sent(call.domain, pieces, call.now, call.ttl)
+
+    def _first_sighting(self, call: Call) -> Sighting | None:
+        """``call`` as an uncounted sighting (its pieces set) when its head is new to this process."""
+        key = head_key(call.body, call.api)
+        if key is None or not self.tracker.new_head(key):
+            return None
+        pieces, texts = uncounted_pieces(call.body, call.api, call.cache, keep_text=self.opts.keep_excerpts)
+        if not pieces:
+            return None
+        call.pieces = pieces
+        call.sighting = Sighting(
+            call.domain,
+            key,
+            pieces,
+            texts,
+            call.cache,
+            call.now,
+            call.mono,
+            call.ttl,
+            self._lifetime(call),
+            sum(map(len, texts)),
+        )
+        return call.sighting
+
+    def _lifetime(self, call: Call) -> float:
+        """The longest a cache entry of ``call`` can live after its response began (inf: no expiry)."""
+        ttls = [call.rules.ttl_seconds, call.ttl or 0, *self.spec.extended_ttls.values()]
+        return math.inf if call.rules.ttl_seconds <= 0 else float(max(ttls))
 
     def wait(self, call: Call) -> bool:
         """Block until the send-side accounting of ``call`` ran; False if it failed or timed out."""
@@ -91,6 +136,8 @@ class Accountant:
     def _begun(self, call: Call, now: float) -> None:
         if call.flight is not None:
             self.tracker.begun(call.domain, call.flight, now, call.ttl)
+        elif call.sighting is not None:
+            self.tracker.sighting_begun(call.sighting, now)
 
     def failed(self, call: Call) -> None:
         """The call raised: the request may still have written the cache; its flight ends."""
@@ -104,6 +151,8 @@ class Accountant:
     def _failed(self, call: Call) -> None:
         if call.flight is not None:
             self.tracker.failed(call.domain, call.flight)
+        elif call.sighting is not None:
+            self.tracker.sighting_failed(call.sighting)
 
     def _finish(self, call: Call, usage: Any, wait: bool = False) -> None:
         try:
@@ -118,9 +167,12 @@ class Accountant:
     def report(self, call: Call, usage: Any) -> CacheReport:
         u = normalize_usage(usage, self.spec, call.api)
         pred = call.prediction
-        if call.flight is not None:
-            pred = self.tracker.widen(call.domain, call.flight, pred)
-        local = call.pieces[-1].end if call.pieces else 0
+        flight, counted = call.flight, True
+        if call.sighting is not None:  # counted meanwhile if a later request shared its head
+            flight, counted = self.tracker.sighting_state(call.sighting)
+        if flight is not None:
+            pred = self.tracker.widen(call.domain, flight, pred)
+        local = call.pieces[-1].end if call.pieces and counted else 0
         rules = call.rules
         grid = rules.granularity in ("increment", "block")
         verdict, causes, low, up = judge(
@@ -172,6 +224,7 @@ class Accountant:
                 "dry_run": call.dry_run,
                 "changes": call.changes,
                 "tokens_exact": call.tokens_exact,
+                "counted": counted,
                 "overhead_ms": call.overhead_ms,
             }
         )

@@ -11,6 +11,7 @@ from prefixlint.model.pieces import Piece
 from prefixlint.model.prefix_cache import Flight, Prediction
 from prefixlint.model.providers import ModelCacheRules
 from prefixlint.model.verdict import Divergence
+from prefixlint.sdk.sightings import Sighting
 from prefixlint.sdk.tracker import Domain
 
 NO_PREDICTION = Prediction(0, 0, 0, 0)
@@ -50,3 +51,4 @@ class Call:
     sent_job: Future[Any] | None = None
     begun: bool = False
     flight: Flight | None = None
+    sighting: Sighting | None = None  # recorded uncounted: its head was new (see sightings.py)

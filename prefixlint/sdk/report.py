@@ -40,6 +40,10 @@ class CacheReport:
     dry_run: bool = False
     changes: tuple[str, ...] = ()
     tokens_exact: bool = True
+    # False: the prompt was not tokenized here. Its head was new to this process, so nothing of it
+    # could be cached: the predicted interval is exact without counting, ``prompt_tokens`` (the
+    # provider's) is the total and ``local_prompt_tokens`` is 0.
+    counted: bool = True
     overhead_ms: float = 0.0
     extra: dict[str, Any] = field(default_factory=dict)
 

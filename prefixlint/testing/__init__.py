@@ -11,6 +11,9 @@ def test_prompt_prefix_is_stable():
 The helper renders it twice, applies what the SDK wrapper would (volatile values moved to the end)
 and asserts the two requests share at least ``min_tokens`` tokens of prefix, naming the first
 divergence when they do not.
+
+Takes a request builder and two sets of inputs; gives an assertion (and, in ``rules``, rule test
+helpers that run the real fixer). The last stage beside ``commands``: it may import the others.
 """
 
 from __future__ import annotations

@@ -62,10 +62,26 @@ def check_files(
 
 
 def check_example(example: Example, root: Path, rules: Iterable[type[Rule]] | None = None) -> list[Finding]:
-    """Findings for an example written under ``root`` (its main file and its other files)."""
+    """Findings for an example written under ``root`` (its main file and its other files).
+
+    A ``pyproject.toml`` among the example's files is its config (e.g. ``dynamic-sources``).
+    """
     main = write_example(example, root)
     files = sorted({main, *[root / n for n in example.files]})
-    return check_files(files, root, settings_for_example(example), rules)
+    return check_files(files, root, example_settings(example, root), rules)
+
+
+def example_settings(example: Example, root: Path) -> Settings:
+    """The settings an example is checked with: its ``pyproject.toml``, then its provider and model."""
+    settings = settings_for_example(example)
+    if "pyproject.toml" in example.files:
+        from prefixlint.lint.config import load_settings_file
+
+        given = settings.model_dump(by_alias=True)
+        loaded = load_settings_file(root / "pyproject.toml")
+        update = {k: given[k] for k in ("provider", "model") if example.provider or example.model}
+        settings = loaded.model_copy(update=update)
+    return settings
 
 
 def fix_outcome(
@@ -92,7 +108,8 @@ def render_findings(findings: Sequence[Finding], root: Path, sources: dict[str, 
     """Every field of ``findings`` as stable text, paths relative to ``root`` (for snapshots).
 
     One block per finding: ``path:line:col-end_line:end_col CODE [severity] message``, the impact,
-    the chain, and the fix (applicability, message, and its edits as a unified diff).
+    the chain, the other values of the same cause (``also``), the alternative fixes, and the fix
+    (applicability, message, and its edits as a unified diff).
     """
     base = str(root.resolve())
 
@@ -107,6 +124,9 @@ def render_findings(findings: Sequence[Finding], root: Path, sources: dict[str, 
         if f.impact is not None:
             lines.append(f"  impact: {f.impact.describe()}")
         lines.extend(f"  via: {rel(c.path)}:{c.line}:{c.col + 1}" for c in f.chain)
+        lines.extend(f"  also: {rel(a['path'])}:{a['line']}:{a['col'] + 1} `{a['label']}`" for a in f.also)
+        alternatives = f.extra.get("alternative_fixes", ())
+        lines.extend(f"  or: {a['message']} ({a['applicability']})" for a in alternatives)
         if f.fix is not None:
             target = f.fix.path or loc.path
             lines.append(f"  fix ({f.fix.applicability.value}, {f.fix.purpose or '-'}): {f.fix.message}")

@@ -604,3 +604,61 @@ def head_fingerprint(body: dict[str, Any], api: str, cache: PieceCache) -> str:
             break
         prev = cache.chain(prev, cache.digest(section._value_, role, text))
     return prev.hex()[:16]
+
+
+# Bytes of a request's first piece that decide whether it can share a cached prefix with another
+# request: every token is at least one byte, so two requests that share a sketch block (the first
+# SKETCH_BLOCK tokens of their first piece) or their whole first piece share these bytes.
+HEAD_KEY_BYTES = SKETCH_BLOCK
+
+
+def head_key(body: dict[str, Any], api: str) -> int | None:
+    """A hash of the first :data:`HEAD_KEY_BYTES` bytes of the request's first piece (None: no pieces).
+
+    Two requests whose keys differ share no cached prefix in the cache model: not their first piece,
+    not its first sketch block, so nothing after it either. Equal keys say nothing (they may).
+    """
+    for _, _, _, text, _, _, _ in _raw_pieces(body, api):
+        return hash(text[:HEAD_KEY_BYTES].encode("utf-8", "surrogatepass")[:HEAD_KEY_BYTES])
+    return None
+
+
+def uncounted_pieces(
+    body: dict[str, Any], api: str, cache: PieceCache, keep_text: bool = False
+) -> tuple[list[Piece], list[str]]:
+    """The pieces of a request with their hashes but no token counts yet, and the text of each.
+
+    Paths, sections, roles, digests, chained hashes, stability and breakpoints are those of
+    :func:`pieces_from_request`; ``tokens``, ``end`` and ``sketch`` stay 0 until
+    :func:`count_pieces` fills them in place. Nothing is tokenized.
+    """
+    out: list[Piece] = []
+    texts: list[str] = []
+    prev = b""
+    for path, section, role, text, stable, ttl, mi in _raw_pieces(body, api):
+        digest = blake2b(
+            f"{section._value_}\x00{role or ''}\x00{text}".encode("utf-8", "surrogatepass"), digest_size=16
+        ).digest()
+        prev = cache.chain(prev, digest)
+        out.append(
+            Piece(path, section, role, 0, digest, prev, 0, (), stable, ttl, mi, text if keep_text else None)
+        )
+        texts.append(text)
+    return _with_top_level_breakpoint(body, api, out), texts
+
+
+def count_pieces(pieces: list[Piece], texts: list[str], cache: PieceCache) -> None:
+    """Fill in the token counts, ends and sketches of :func:`uncounted_pieces`' pieces, in place.
+
+    Afterwards each piece equals the one :func:`pieces_from_request` cuts from the same request.
+    """
+    end = 0
+    last_msg: int | None = -1
+    for p, text in zip(pieces, texts, strict=True):
+        e = cache.entry(p.section._value_, p.role, text)
+        tokens = e.tokens
+        if p.message_index is not None and p.message_index != last_msg:
+            tokens += MESSAGE_OVERHEAD
+            last_msg = p.message_index
+        end += tokens
+        p.tokens, p.end, p.sketch = tokens, end, e.sketch

@@ -18,7 +18,14 @@ from prefixlint.analysis.python.collect import ModuleInfo, parse_module, resolve
 from prefixlint.analysis.python.evaluate import Env, Evaluator, _returns
 from prefixlint.analysis.python.project import ProjectContext
 from prefixlint.analysis.python.resolve import local_ops
-from prefixlint.analysis.python.sinks import decorator_names, match_sink, sink_specs
+from prefixlint.analysis.python.sendpaths import inline_layouts
+from prefixlint.analysis.python.sinks import (
+    decorator_names,
+    keyword_sink,
+    match_sink,
+    passes_system_prompt,
+    sink_specs,
+)
 from prefixlint.analysis.python.sources import dotted_name, is_static, prompt_name_test
 from prefixlint.analysis.result import AnalysisError, FileAnalysis
 from prefixlint.model.layout import Layout, Segment, SourceLocation, Timing
@@ -31,7 +38,7 @@ def analyze_python(path: str, text: str, settings: Settings, project: ProjectCon
     """Layouts of every prompt built in ``text`` (the file at ``path``). Never raises."""
     result = FileAnalysis(path=path)
     try:
-        mod = parse_module(path, text)
+        mod = project.known(path, text) or parse_module(path, text)
     except cst.ParserSyntaxError as exc:
         loc = SourceLocation(path, max(1, exc.raw_line), max(0, exc.raw_column))
         result.errors.append(AnalysisError(loc, f"syntax error: {exc.message}"))
@@ -58,10 +65,18 @@ def _layouts(ev: Evaluator, mod: ModuleInfo, settings: Settings) -> list[Layout]
     layouts: list[Layout] = []
     for site in mod.calls:
         spec = match_sink(dotted_name(site.node.func), mod, specs)
-        if spec is None:
-            continue
         timing = Timing.REQUEST if site.func is not None else Timing.PROCESS
         env = Env(mod=mod, func=site.func, cls=site.cls, timing=timing, pos=mod.pos(site.node))
+        if spec is None:
+            fn = ev._function_for(site.node.func, env)
+            if fn is not None:
+                sent = inline_layouts(ev, site.node, env, fn, specs, settings)
+                if sent:
+                    layouts.extend(sent)
+                    continue
+            if not passes_system_prompt([a.keyword.value for a in site.node.args if a.keyword]):
+                continue
+            spec = keyword_sink()
         layout = build_layout(ev, site, spec, env, settings)
         if layout is not None:
             layouts.append(layout)

@@ -75,6 +75,10 @@ class ModuleInfo:
     returns: dict[cst.FunctionDef, list[cst.Return]] = field(default_factory=dict)
     # function -> ops per local name (filled by ``resolve.local_ops``, kept as long as the module)
     local_ops: dict[cst.FunctionDef, Any] = field(default_factory=dict, repr=False, compare=False)
+    # module-level tables: ``NAME = {"key": value}`` and ``NAME["key"] = value`` -> NAME -> key -> value
+    dict_items: dict[str, dict[str, cst.BaseExpression]] = field(default_factory=dict)
+    # id(function) -> the calls in its own body (filled on first use by ``sendpaths.function_sites``)
+    calls_by_func: dict[int, list[CallSite]] | None = field(default=None, repr=False, compare=False)
     _positions: LazyPositions | None = field(default=None, repr=False)
 
     @property
@@ -189,6 +193,10 @@ class _Collector:
                 if isinstance(tgt.target, cst.Name):
                     self.info.assigns[tgt.target.value] = node.value
                     self.info.assign_targets[tgt.target.value] = tgt.target
+                    if isinstance(node.value, cst.Dict):
+                        self._record_dict_literal(tgt.target.value, node.value)
+                elif isinstance(tgt.target, cst.Subscript):
+                    self._record_item(tgt.target, node.value)
         elif self.funcs and self.funcs[-1].name.value == "__init__" and len(self.classes) >= 1:
             for tgt in node.targets:
                 self._record_init_attr(tgt.target, node.value)
@@ -202,6 +210,24 @@ class _Collector:
             self.classes[-1].fields[t.value] = node.value
         elif self.funcs and self.funcs[-1].name.value == "__init__" and node.value is not None:
             self._record_init_attr(t, node.value)
+
+    def _record_dict_literal(self, name: str, value: cst.Dict) -> None:
+        items = self.info.dict_items.setdefault(name, {})
+        for el in value.elements:
+            if isinstance(el, cst.DictElement) and isinstance(el.key, cst.SimpleString):
+                key = evaluated(el.key)
+                if isinstance(key, str):
+                    items[key] = el.value
+
+    def _record_item(self, target: cst.Subscript, value: cst.BaseExpression) -> None:
+        """``PROMPTS["qa"] = "..."`` at module level: an item of a module-level table."""
+        if not isinstance(target.value, cst.Name) or len(target.slice) != 1:
+            return
+        index = target.slice[0].slice
+        if isinstance(index, cst.Index) and isinstance(index.value, cst.SimpleString):
+            key = evaluated(index.value)
+            if isinstance(key, str):
+                self.info.dict_items.setdefault(target.value.value, {})[key] = value
 
     def _record_init_attr(self, target: cst.BaseExpression, value: cst.BaseExpression) -> None:
         """Remember ``self.<attr> = value`` inside the current class's ``__init__``."""

@@ -24,6 +24,9 @@ class Env:
     active: tuple[int, ...] = ()
     # ``__init__`` arguments of the instance whose method is evaluated (``self.x = x``).
     self_binds: dict[str, list[Segment]] = field(default_factory=dict)
+    # Parameter -> the caller's argument expression and where it is evaluated, for a call followed
+    # into an in-house send path (a message list passed to ``call_model(messages)``).
+    arg_nodes: dict[str, tuple[cst.BaseExpression, Env]] = field(default_factory=dict)
 
     def at(self, pos: int) -> Env:
         return evolve(self, pos=pos)

@@ -17,7 +17,9 @@ import libcst as cst
 
 from prefixlint.analysis.catalog import Catalog
 from prefixlint.analysis.python import fixes
+from prefixlint.analysis.python.callers import param_from_callers
 from prefixlint.analysis.python.collect import ClassInfo, ModuleInfo, evaluated
+from prefixlint.analysis.python.constants import table_item
 from prefixlint.analysis.python.env import Env
 from prefixlint.analysis.python.messages import MessagesMixin
 from prefixlint.analysis.python.project import ProjectContext
@@ -172,7 +174,8 @@ class Evaluator(TemplateMixin, MessagesMixin):
         name = node.value
         loc = env.mod.loc(node)
         if name in env.bindings:
-            return env.bindings[name]
+            # a helper's parameter: the value passes through its use here (the line a user moves)
+            return with_chain(env.bindings[name], loc)
         if env.func is not None:
             ops = local_ops(env.mod, env.func).get(name)
             if ops:
@@ -242,11 +245,17 @@ class Evaluator(TemplateMixin, MessagesMixin):
         """A parameter nobody bound: its default (evaluated at def time), or a value named like it."""
         name = param.name.value
         ploc = env.mod.loc(param)
+        got = param_from_callers(self, param, env, use)  # what the project's callers pass
+        if got is not None:
+            return got
         if param.default is not None:
             return self.text(param.default, evolve(env, timing=Timing.PROCESS, func=None, bindings={}))
         kind, conf = name_kind(self.catalog, name)
         chain = (ploc,) if ploc is not None and use is not None else ()
-        return [dynamic(kind, Timing.REQUEST, name, use or ploc, confidence=conf, chain=chain)]
+        # No caller in view (an entry point): only a name that says what it holds (``session_id``,
+        # ``question``) makes it per request; otherwise its nature is not known.
+        timing = Timing.UNKNOWN if kind is DynamicKind.UNKNOWN else Timing.REQUEST
+        return [dynamic(kind, timing, name, use or ploc, confidence=conf, chain=chain)]
 
     def _replay_text(self, ops: list, env: Env) -> list[Segment]:
         segs: list[Segment] = []
@@ -387,10 +396,13 @@ class Evaluator(TemplateMixin, MessagesMixin):
                         dynamic(*name_kind(self.catalog, attr)[:1], Timing.REQUEST, attr, loc, confidence=0.6)
                     ]
                 if kw == "default":
+                    if _is_none(arg.value):  # a placeholder: the instance's own value is set later
+                        kind, conf = name_kind(self.catalog, attr)
+                        return [dynamic(kind, Timing.REQUEST, attr, loc, confidence=min(conf, 0.6) or 0.6)]
                     return self.text(arg.value, self.module_env(mod))
-        if value is None:
+        if value is None or _is_none(value):
             kind, conf = name_kind(self.catalog, attr)
-            return [dynamic(kind, Timing.REQUEST, attr, mod.loc(cls.node.name), confidence=conf)]
+            return [dynamic(kind, Timing.REQUEST, attr, loc or mod.loc(cls.node.name), confidence=conf)]
         return self.text(value, self.module_env(mod))
 
     def _t_Subscript(self, node: cst.Subscript, env: Env) -> list[Segment]:
@@ -401,6 +413,10 @@ class Evaluator(TemplateMixin, MessagesMixin):
             return [static(env.mod.source(node), loc)]
         if kind is not None or dotted in ("os.environ", "environ"):
             return [dynamic(kind or DynamicKind.ENVIRONMENT, env.timing, env.mod.source(node), loc)]
+        item = table_item(self, node, env)
+        if item is not None:  # ``PROMPTS["qa"]``: an item of a module-level table
+            value, tmod = item
+            return with_chain(self.text(value, self.module_env(tmod).at(tmod.pos(value))), loc)
         key = node.slice[0].slice if node.slice else None
         base = self.text(node.value, env)
         if is_static(base):
@@ -451,9 +467,13 @@ class Evaluator(TemplateMixin, MessagesMixin):
                 if got is not None:
                     return got
             if meth in ("read_text", "read"):
-                tmpl = self.template_source(node, env)
-                if tmpl is not None:
-                    return [static(tmpl.text, loc)]
+                got = self.file_text(node, env)
+                if got is not None:
+                    return got
+            if meth == "replace":
+                got = self.replace_fill(node, env)
+                if got is not None:
+                    return got
         kind = call_kind(self.catalog, dotted, self._aliases(env.mod))
         local_fn = self._function_for(func, env)
         if kind is not None and local_fn is None:
@@ -798,6 +818,10 @@ class Evaluator(TemplateMixin, MessagesMixin):
                 out.extend(item)
             return out
         return [dynamic(DynamicKind.UNKNOWN, env.timing, env.mod.source(node)[:60], loc, confidence=0.3)]
+
+
+def _is_none(node: cst.BaseExpression) -> bool:
+    return isinstance(node, cst.Name) and node.value == "None"
 
 
 def _first_dynamic_item(items: list[list[Segment]]) -> list[Segment]:

@@ -146,8 +146,10 @@ class MessagesMixin:
                         return self._replay(before, env)
                 param = find_param(env.func, name)
                 if param is not None:
-                    if name in env.bindings:
-                        return [self._history(param, env, name)]
+                    if name in env.arg_nodes:
+                        # a helper's parameter: the list its caller passes (an in-house send path)
+                        node_, caller = env.arg_nodes[name]
+                        return self.message_list(node_, caller.deeper())
                     return [self._history(param, env, name)]
             if name in env.mod.assigns:
                 value = env.mod.assigns[name]

@@ -38,6 +38,9 @@ class ProjectContext:
         self._paths: list[Path] = []
         self._resolved_paths: dict[Path, str] = {}
         self._files: dict[tuple[str, str, int], Path | None] = {}
+        # per-run function summaries (which helpers send a prompt, what a parameter's callers pass),
+        # by summary name; cleared when a file changes on disk
+        self.summaries: dict[str, dict] = {}
 
     def references(self, name: str, wanted: Callable[[str], bool]) -> set[str]:
         """Python files of the project that mention identifier ``name`` (when ``wanted(name)``).
@@ -142,6 +145,7 @@ class ProjectContext:
         if hit is not None:  # changed on disk: what was read from it before is stale too
             self._refs.clear()
             self._blob = None
+            self.summaries.clear()
         self._modules[key] = (sig, None)  # guards against import cycles while parsing
         text, error = read_source(key)  # a fixed text under ``--diff`` stands in for the file
         info = None
@@ -154,6 +158,20 @@ class ProjectContext:
             log.debug("project module %s not indexed: %s", key, getattr(error, "message", error))
         self._modules[key] = (sig, info)
         return info
+
+    def known(self, path: str, text: str) -> ModuleInfo | None:
+        """The module already parsed for ``path`` (as another file's import) when its text is ``text``.
+
+        Reusing it keeps one set of nodes per file in a run, which the per-run summaries key on.
+        """
+        try:
+            key = resolved(path)
+        except (OSError, RuntimeError):
+            return None
+        hit = self._modules.get(key)
+        if hit is None or hit[1] is None or hit[1].path != path or hit[1].text != text:
+            return None
+        return hit[1]
 
     def remember(self, path: str, info: ModuleInfo) -> None:
         """Keep a module the analyzer parsed itself (the file being linted) for later imports."""

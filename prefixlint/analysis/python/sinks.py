@@ -3,10 +3,18 @@
 from __future__ import annotations
 
 import fnmatch
+import sys
+from functools import cache
+from importlib import resources
 
 from prefixlint.analysis.python.collect import ModuleInfo
 from prefixlint.model.settings import Settings
 from prefixlint.plugins import Plugin, SinkSpec, load_plugins
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
 
 
 def sink_specs(settings: Settings) -> list[SinkSpec]:
@@ -14,6 +22,7 @@ def sink_specs(settings: Settings) -> list[SinkSpec]:
     specs: list[SinkSpec] = []
     for plugin in load_plugins():
         specs.extend(plugin.sinks)
+    specs.extend(catalog_sinks())
     for extra in settings.sinks:
         specs.append(
             SinkSpec(
@@ -27,6 +36,61 @@ def sink_specs(settings: Settings) -> list[SinkSpec]:
             )
         )
     return specs
+
+
+@cache
+def _catalog_data() -> dict:
+    text = resources.files("prefixlint.model.data").joinpath("catalog.toml").read_text("utf-8")
+    return tomllib.loads(text)
+
+
+@cache
+def catalog_sinks() -> tuple[SinkSpec, ...]:
+    """The ``[[sinks]]`` of ``data/catalog.toml`` (google-genai, agent frameworks...)."""
+    out = []
+    for raw in _catalog_data().get("sinks", []):
+        out.append(
+            SinkSpec(
+                name=raw["name"],
+                calls=tuple(raw["calls"]),
+                provider=raw.get("provider", "auto"),
+                system=tuple(raw.get("system", ())),
+                messages=tuple(raw.get("messages", ())),
+                tools=tuple(raw.get("tools", ())),
+                prompt=tuple(raw.get("prompt", ())),
+                positional={int(k): v for k, v in raw.get("positional", {}).items()},
+                model_kw=raw.get("model_kw", "model"),
+                module=tuple(raw.get("module", ())),
+            )
+        )
+    return tuple(out)
+
+
+@cache
+def system_prompt_keywords() -> frozenset[str]:
+    """Keyword arguments that hold a system prompt whatever the callee (``system_prompt=``)."""
+    return frozenset(_catalog_data().get("system-prompt-arguments", {}).get("keywords", ()))
+
+
+@cache
+def keyword_sink() -> SinkSpec:
+    """The spec of a call that passes a system prompt by keyword to a callee we cannot see."""
+    keywords = tuple(sorted(system_prompt_keywords()))
+    return SinkSpec(
+        name="system prompt argument",
+        calls=(),
+        provider="auto",
+        system=keywords,
+        prompt=("prompt", "query", "input", "question"),
+        messages=("messages", "history_messages"),
+        positional={0: "prompt"},
+    )
+
+
+def passes_system_prompt(call_keywords: list[str]) -> bool:
+    """True when a call names one of the system-prompt keywords."""
+    kws = system_prompt_keywords()
+    return any(k in kws for k in call_keywords)
 
 
 def decorator_names() -> dict[str, Plugin]:

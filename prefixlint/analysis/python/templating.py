@@ -16,6 +16,7 @@ import libcst as cst
 
 from prefixlint.analysis.python import fixes
 from prefixlint.analysis.python.collect import ModuleInfo, evaluated
+from prefixlint.analysis.python.constants import table_item
 from prefixlint.analysis.python.env import Env
 from prefixlint.analysis.python.resolve import find_param, local_ops, ops_before
 from prefixlint.analysis.python.sources import dotted_name, is_static, join_text, static, with_chain
@@ -113,6 +114,8 @@ class TemplateMixin:
                     value = tmod.assigns[attr]
                     return self.template_source(value, self.module_env(tmod).at(tmod.pos(value)), depth + 1)
             return None
+        if isinstance(node, cst.Subscript) or _is_get(node):
+            return self._keyed_source(node, env)
         if isinstance(node, cst.Call):
             f = node.func
             name = dotted_name(f)
@@ -135,7 +138,171 @@ class TemplateMixin:
                 return got
             if name.rsplit(".", 1)[-1] in ("Template",) and node.args:
                 return self.template_source(node.args[0].value, env, depth + 1)
+            return self._file_text_source(node, env)
+        if isinstance(node, cst.Subscript):  # ``PROMPTS["qa"]``: an item of a module-level table
+            item = table_item(self, node, env)  # type: ignore[arg-type]
+            if item is not None:
+                value, tmod = item
+                got = self.template_source(value, self.module_env(tmod).at(tmod.pos(value)), depth + 1)
+                return _chained(got, mod.loc(node))
+        if isinstance(node, cst.BooleanOperation) and isinstance(node.operator, cst.Or):
+            # ``system_prompt or DEFAULT_PROMPT``: the default's text when the left one is unknown
+            return self.template_source(node.left, env, depth + 1) or self.template_source(
+                node.right, env, depth + 1
+            )
         return None
+
+    def _keyed_source(self, node: cst.BaseExpression, env: Env, depth: int = 0) -> TemplateSrc | None:
+        """``yaml.safe_load(f)["agent"]["system"]``, ``cfg.get("system")`` on a loaded YAML/TOML file."""
+        keys: list[str | int] = []
+        cur = node
+        while True:
+            if (
+                isinstance(cur, cst.Subscript)
+                and len(cur.slice) == 1
+                and isinstance(cur.slice[0].slice, cst.Index)
+            ):
+                key = cur.slice[0].slice.value
+                value = evaluated(key) if isinstance(key, (cst.SimpleString, cst.Integer)) else None
+                if not isinstance(value, (str, int)):
+                    return None
+                keys.append(value)
+                cur = cur.value
+            elif _is_get(cur):
+                value = evaluated(cur.args[0].value)  # type: ignore[attr-defined]
+                keys.append(value)  # type: ignore[arg-type]
+                cur = cur.func.value  # type: ignore[attr-defined]
+            else:
+                break
+        loaded = self._loaded_document(cur, env, depth)
+        if loaded is None:
+            return None
+        path, kind = loaded
+        try:
+            from prefixlint.analysis.templates.structured import keyed_value
+
+            text = path.read_text("utf-8")
+        except (ImportError, OSError, UnicodeDecodeError):
+            return None
+        found = keyed_value(text, list(reversed(keys)), kind)
+        if found is None:
+            return None
+        self.dependencies.add(str(path))
+        loc = env.mod.loc(node)
+        return TemplateSrc(found.text, str(path), found.line, found.col, (loc,) if loc else ())
+
+    def _loaded_document(self, node: cst.BaseExpression, env: Env, depth: int) -> tuple[Path, str] | None:
+        """The YAML or TOML file that ``node`` holds parsed: ``yaml.safe_load(f)``, or a name bound to it."""
+        if depth > 8:
+            return None
+        if isinstance(node, cst.Name):
+            value = None
+            if env.func is not None:
+                ops = local_ops(env.mod, env.func).get(node.value)
+                if ops:
+                    before = ops_before(ops, env.pos)
+                    if len(before) != 1 or before[0].kind != "assign":
+                        return None
+                    value, env = before[0].value, env.at(before[0].pos)
+                elif find_param(env.func, node.value) is not None:
+                    return None
+            if value is None:
+                value = env.mod.assigns.get(node.value)
+                env = self.module_env(env.mod).at(env.mod.pos(value)) if value is not None else env  # type: ignore[attr-defined]
+            return self._loaded_document(value, env, depth + 1) if value is not None else None
+        if not isinstance(node, cst.Call) or not node.args:
+            return None
+        name = dotted_name(node.func)
+        last = name.rsplit(".", 1)[-1]
+        if last in ("safe_load", "full_load", "load", "unsafe_load") and "yaml" in name.lower():
+            kind = "yaml"
+        elif last in ("load", "loads") and name.split(".")[0] in ("tomllib", "tomli", "toml", "rtoml"):
+            kind = "toml"
+        else:
+            return None
+        arg = node.args[0].value
+        if (
+            isinstance(arg, cst.Call)
+            and isinstance(arg.func, cst.Attribute)
+            and arg.func.attr.value in ("read", "read_text")
+        ):
+            arg = arg.func.value
+        path = self._file_path(arg, env)
+        return (path, kind) if path is not None and path.is_file() else None
+
+    def _file_text_source(self, node: cst.BaseExpression, env: Env) -> TemplateSrc | None:
+        """Template text a helper call returns when it reads a prompt file (``load_prompt("x.txt")``).
+
+        The value is evaluated; when it is the whole text of one non-Python file, that file is the
+        template, so placeholders are located in it.
+        """
+        if (
+            isinstance(node, cst.Call)
+            and isinstance(node.func, cst.Attribute)
+            and node.func.attr.value in ("read_text", "read", "replace", "format", "format_map", "render")
+        ):
+            return None  # evaluating these asks for their template source again
+        busy = self.__dict__.setdefault("_reading_files", set())
+        if id(node) in busy:
+            return None
+        busy.add(id(node))
+        try:
+            segs = self.text(node, env)  # type: ignore[attr-defined]
+        finally:
+            busy.discard(id(node))
+        if len(segs) != 1 or not segs[0].static or segs[0].location is None:
+            return None
+        where = segs[0].location
+        if where.path.endswith((".py", ".pyi")) or (where.line, where.col) != (1, 0):
+            return None
+        loc = env.mod.loc(node)
+        return TemplateSrc(segs[0].text, where.path, 0, 0, (*segs[0].chain, *((loc,) if loc else ())))
+
+    def file_text(self, node: cst.Call, env: Env) -> list[Segment] | None:
+        """``open(p).read()``, ``Path(p).read_text()``: the file's text, located in the file itself."""
+        tmpl = self.template_source(node, env)
+        if tmpl is None:
+            return None
+        if tmpl.path.endswith((".py", ".pyi")):
+            return [static(tmpl.text, env.mod.loc(node))]
+        return [evolve(static(tmpl.text, SourceLocation(tmpl.path, 1, 0)), chain=tmpl.chain)]
+
+    def replace_fill(self, node: cst.Call, env: Env) -> list[Segment] | None:
+        """``template.replace("{x}", value)`` (chained, or reassigned step by step) on known template text.
+
+        The replaced keys are placeholders of a "literal" template; None when the text the first
+        ``replace`` applies to is not a known template.
+        """
+        pairs: list[tuple[str, cst.BaseExpression, Env]] = []
+        cur: cst.BaseExpression = node
+        cur_env = env
+        for _ in range(64):
+            if _is_replace(cur):
+                call = cur  # type: ignore[assignment]
+                key = evaluated(call.args[0].value)  # type: ignore[attr-defined]
+                pairs.append((key, call.args[1].value, cur_env))  # type: ignore[attr-defined]
+                cur = call.func.value  # type: ignore[attr-defined]
+                continue
+            if isinstance(cur, cst.Name) and cur_env.func is not None:
+                ops = local_ops(cur_env.mod, cur_env.func).get(cur.value) or []
+                before = [op for op in ops if op.pos < cur_env.pos]
+                if before and before[-1].kind == "assign" and _is_replace(before[-1].value):
+                    cur_env = cur_env.at(before[-1].pos)
+                    cur = before[-1].value
+                    continue
+            break
+        if not pairs:
+            return None
+        base = self.template_source(cur, cur_env)
+        if base is None:
+            return None
+        binds: dict[str, list[Segment]] = {}
+        for key, value, at in reversed(pairs):
+            if key and key in base.text and key not in binds:
+                binds[key] = self.text(value, at)  # type: ignore[attr-defined]
+        if not binds or all(is_static(v) for v in binds.values()):
+            return None  # nothing dynamic goes in: the plain evaluation gives the same text
+        return self.render(base, "literal", binds, env, node)
 
     def _file_path(self, node: cst.BaseExpression, env: Env, depth: int = 0) -> Path | None:
         """Evaluate a path expression: ``Path(__file__).parent / "prompts" / "x.txt"``, ``open("x")``."""
@@ -162,6 +329,8 @@ class TemplateMixin:
                 if ops:
                     before = ops_before(ops, env.pos)
                     value = before[-1].value if before else None
+            if value is None and env.func is not None:
+                value = _with_target(env.func, node.value)
             if value is None:
                 value = mod.assigns.get(node.value)
             return self._file_path(value, env, depth + 1) if value is not None else None
@@ -170,14 +339,21 @@ class TemplateMixin:
             return inner.parent if inner is not None else None
         if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Divide):
             left = self._file_path(node.left, env, depth + 1)
-            right = node.right
-            if left is not None and isinstance(right, cst.SimpleString) and isinstance(evaluated(right), str):
-                return left / evaluated(right)
-            return None
+            part = self._path_part(node.right, env)
+            return left / part if left is not None and part is not None else None
+        if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Add):
+            # ``str(Path(__file__).parent) + "/prompts/" + name``
+            part = self._path_part(node.right, env)
+            if part is None:
+                return None
+            left = self._file_path(node.left, env, depth + 1)
+            if left is None:
+                return None
+            return Path(str(left) + part) if not part.startswith("/") else left / part.lstrip("/")
         if isinstance(node, cst.Call):
             name = dotted_name(node.func)
             last = name.rsplit(".", 1)[-1]
-            if last in ("Path", "PurePath", "open", "resolve", "absolute") and node.args:
+            if last in ("Path", "PurePath", "open", "resolve", "absolute", "str", "fspath") and node.args:
                 return self._file_path(node.args[0].value, env, depth + 1)
             if last in ("resolve", "absolute") and isinstance(node.func, cst.Attribute):
                 return self._file_path(node.func.value, env, depth + 1)
@@ -190,14 +366,55 @@ class TemplateMixin:
                     base = self._file_path(node.func.value, env, depth + 1)
                     rest = node.args
                 for a in rest:
-                    if base is None or not isinstance(a.value, cst.SimpleString):
+                    v = self._path_part(a.value, env)
+                    if base is None or v is None:
                         return None
-                    v = evaluated(a.value)
-                    base = base / v if isinstance(v, str) else None
+                    base = base / v
                 return base
+            if last == "files" and node.args and ("resources" in name or name == "files"):
+                # ``importlib.resources.files("pkg")``: the package's folder in the project
+                return self._package_dir(node.args[0].value, env)
+            if name.endswith(("path.abspath", "path.realpath", "path.normpath")) and node.args:
+                return self._file_path(node.args[0].value, env, depth + 1)
             if name.endswith("path.dirname") and node.args:
                 inner = self._file_path(node.args[0].value, env, depth + 1)
                 return inner.parent if inner is not None else None
+        return None
+
+    def _package_dir(self, node: cst.BaseExpression, env: Env) -> Path | None:
+        """The folder of the package named by ``node`` (a dotted string, ``__package__``, ``__name__``)."""
+        mod = env.mod
+        if isinstance(node, cst.Name) and node.value in ("__package__", "__name__"):
+            return mod.directory
+        dotted = self._path_part(node, env)
+        if not dotted:
+            return None
+        rel = Path(*dotted.split("."))
+        root = Path(self.project.root).resolve()
+        here = Path(mod.directory).resolve()
+        bases = [here, *(p for p in here.parents if p == root or root in p.parents), root / "src"]
+        for base in bases:
+            if (base / rel).is_dir():
+                return base / rel
+        return None
+
+    def _path_part(self, node: cst.BaseExpression, env: Env) -> str | None:
+        """A literal piece of a path: a string, or a parameter the caller bound to a constant."""
+        if isinstance(node, (cst.SimpleString, cst.ConcatenatedString)):
+            v = evaluated(node)
+            return v if isinstance(v, str) else None
+        if isinstance(node, cst.Name):
+            segs = env.bindings.get(node.value)
+            if (
+                segs is None
+                and node.value in env.mod.assigns
+                and (env.func is None or node.value not in local_ops(env.mod, env.func))
+            ):
+                value = env.mod.assigns[node.value]
+                v = evaluated(value) if isinstance(value, cst.SimpleString) else None
+                return v if isinstance(v, str) else None
+            if segs is not None and is_static(segs):
+                return join_text(segs)
         return None
 
     def _jinja_render(self, node: cst.Call, recv: cst.BaseExpression, env: Env) -> list[Segment] | None:
@@ -205,11 +422,7 @@ class TemplateMixin:
         if isinstance(recv, cst.Call):
             rname = dotted_name(recv.func).rsplit(".", 1)[-1]
             if rname == "get_template" and recv.args:
-                arg = recv.args[0].value
-                tname = evaluated(arg) if isinstance(arg, cst.SimpleString) else None
-                if not isinstance(tname, str):
-                    return None
-                path = self._find_jinja(tname, env)
+                path = self._jinja_file(recv.args[0].value, env)
                 if path is None:
                     return None
                 try:
@@ -218,18 +431,68 @@ class TemplateMixin:
                     return None
                 self.dependencies.add(str(path))
                 return self.render(
-                    TemplateSrc(text, str(path)), "jinja", binds, env, node, search_paths=(path.parent,)
+                    TemplateSrc(text, str(path)),
+                    "jinja",
+                    binds,
+                    env,
+                    node,
+                    search_paths=(path.parent,),
+                    renders_now=True,
                 )
             if rname in ("Template", "from_string") and recv.args:
                 tmpl = self.template_source(recv.args[0].value, env)
                 if tmpl is not None:
-                    return self.render(tmpl, "jinja", binds, env, node)
+                    return self.render(tmpl, "jinja", binds, env, node, renders_now=True)
         tmpl = self.template_source(recv, env)
         if tmpl is not None:
-            return self.render(tmpl, "jinja", binds, env, node)
+            return self.render(tmpl, "jinja", binds, env, node, renders_now=True)
         return None
 
+    def _jinja_file(self, arg: cst.BaseExpression, env: Env) -> Path | None:
+        """The file ``env.get_template(arg)`` loads.
+
+        A name known statically (a literal, or a parameter every caller passes as a constant) is
+        looked up as a loader would. A name built at run time (``f"{name}.md"``) stands for the
+        project's template files that match its pattern; of those, the one whose first per-request
+        placeholder sits ahead of the most static text is the one reported.
+        """
+        tname = self._path_part(arg, env)
+        if tname is None and isinstance(arg, cst.FormattedString):
+            segs = self.text(arg, env)  # type: ignore[attr-defined]
+            if is_static(segs):
+                tname = join_text(segs)
+            else:
+                return self._pattern_template(arg, env)
+        return self._find_jinja(tname, env) if tname is not None else None
+
+    def _pattern_template(self, arg: cst.FormattedString, env: Env) -> Path | None:
+        from prefixlint.analysis.python.template_patterns import best_candidate, pattern_of
+
+        pattern = pattern_of(arg)
+        if pattern is None:
+            return None
+        return best_candidate(pattern, self._jinja_dirs(env))
+
     def _find_jinja(self, name: str, env: Env) -> Path | None:
+        dirs = self._jinja_dirs(env)
+        try:
+            from prefixlint.analysis.templates import find_template
+        except ImportError:
+            find_template = None  # type: ignore[assignment]
+        if find_template is not None:
+            try:
+                found = find_template(name, dirs, self.project.root)
+            except Exception:
+                found = None
+            if found is not None:
+                return Path(found)
+        for d in dirs:
+            if (d / name).is_file():
+                return d / name
+        return None
+
+    def _jinja_dirs(self, env: Env) -> list[Path]:
+        """Folders the module's Jinja loaders read, then the usual template folders."""
         mod = env.mod
         dirs: list[Path] = []
         for call in mod.calls:
@@ -250,21 +513,7 @@ class TemplateMixin:
                         if isinstance(rel, str) and not Path(rel).is_absolute():
                             dirs.append(self.project.root / rel)
         dirs.extend([mod.directory / "templates", mod.directory, self.project.root / "templates"])
-        try:
-            from prefixlint.analysis.templates import find_template
-        except ImportError:
-            find_template = None  # type: ignore[assignment]
-        if find_template is not None:
-            try:
-                found = find_template(name, dirs, self.project.root)
-            except Exception:
-                found = None
-            if found is not None:
-                return Path(found)
-        for d in dirs:
-            if (d / name).is_file():
-                return d / name
-        return None
+        return dirs
 
     def render(
         self,
@@ -274,8 +523,15 @@ class TemplateMixin:
         env: Env,
         node: cst.CSTNode,
         search_paths: tuple[Path, ...] = (),
+        renders_now: bool = False,
     ) -> list[Segment]:
-        """Segments of a template filled with ``binds`` (via :mod:`prefixlint.analysis.templates`)."""
+        """Segments of a template filled with ``binds`` (via :mod:`prefixlint.analysis.templates`).
+
+        ``renders_now`` says that ``node`` renders the template where it stands (a ``.render()``
+        call), rather than reading a template whose placeholders are filled later. A render that
+        runs at import time (``env.timing`` is PROCESS) fixes every value of its output once per
+        process, including the values the template computes itself.
+        """
         loc = env.mod.loc(node)
         try:
             from prefixlint.analysis.templates import Binding, render_segments
@@ -324,9 +580,8 @@ class TemplateMixin:
             if seg.static:
                 out.append(seg)
             else:
-                timing = seg.timing
-                if env.timing is Timing.PROCESS and timing is Timing.REQUEST and seg.label not in binds:
-                    timing = Timing.REQUEST
+                if renders_now and env.timing is Timing.PROCESS and seg.timing is Timing.REQUEST:
+                    seg = evolve(seg, timing=Timing.PROCESS)
                 out.append(evolve(seg, chain=(*tmpl.chain, *seg.chain), fixes=_move_fix(tmpl, seg)))
         return with_chain(out, loc)
 
@@ -343,6 +598,47 @@ def _move_fix(tmpl: TemplateSrc, seg: Segment) -> tuple[Fix, ...]:
         return seg.fixes  # the location does not point at the placeholder in this source
     fix = fixes.move_template_line_to_end_fix(mod, tmpl.literal, start, end)
     return (fix,) if fix is not None else seg.fixes
+
+
+def _with_target(func: cst.FunctionDef, name: str) -> cst.BaseExpression | None:
+    """The expression ``name`` is bound to by ``with EXPR as name:`` in ``func``, if one."""
+    found: list[cst.BaseExpression] = []
+
+    class _Find(cst.CSTVisitor):
+        def visit_WithItem(self, node: cst.WithItem) -> None:
+            asname = node.asname
+            if asname is not None and isinstance(asname.name, cst.Name) and asname.name.value == name:
+                found.append(node.item)
+
+        def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+            return node is func
+
+    func.visit(_Find())
+    return found[0] if len(found) == 1 else None
+
+
+def _is_get(node: cst.CSTNode) -> bool:
+    """``x.get("key")`` (with or without a default)."""
+    return (
+        isinstance(node, cst.Call)
+        and isinstance(node.func, cst.Attribute)
+        and node.func.attr.value == "get"
+        and 1 <= len(node.args) <= 2
+        and isinstance(node.args[0].value, cst.SimpleString)
+        and isinstance(evaluated(node.args[0].value), str)
+    )
+
+
+def _is_replace(node: cst.CSTNode) -> bool:
+    """``x.replace("literal", value)``."""
+    return (
+        isinstance(node, cst.Call)
+        and isinstance(node.func, cst.Attribute)
+        and node.func.attr.value == "replace"
+        and len(node.args) >= 2
+        and isinstance(node.args[0].value, cst.SimpleString)
+        and isinstance(evaluated(node.args[0].value), str)
+    )
 
 
 def _chained(got: TemplateSrc | None, loc: SourceLocation | None) -> TemplateSrc | None:

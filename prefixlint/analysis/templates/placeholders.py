@@ -157,6 +157,24 @@ def render_percent(ctx: RenderContext, text: str, frame: Frame) -> None:
     _scan(ctx, text, frame, _PERCENT, handle)
 
 
+def render_literal(ctx: RenderContext, text: str, frame: Frame) -> None:
+    """Text filled by ``str.replace``: each bound key is an exact string, the rest stays literal.
+
+    ``template.replace("{{ user }}", name)`` fills every occurrence of ``{{ user }}``; the keys are
+    the caller's binding names, longest first where one key contains another.
+    """
+    keys = sorted((k for k in ctx.bindings if k), key=len, reverse=True)
+    if not keys:
+        ctx.static(text, _Emitter(ctx, text, frame).loc(0))
+        return
+    pattern = re.compile("|".join(re.escape(k) for k in keys))
+
+    def handle(m: re.Match[str], out: _Emitter) -> tuple[str, Binding | None]:
+        return m.group(0), ctx.bindings[m.group(0)]
+
+    _scan(ctx, text, frame, pattern, handle)
+
+
 @dataclass
 class _Section:
     name: str

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Literal
@@ -14,8 +15,12 @@ from prefixlint.analysis.templates.prompty import PromptMeta, render_prompty, sp
 from prefixlint.model.layout import Section, merge_adjacent_static
 from prefixlint.model.settings import Settings
 
-Style = Literal["jinja", "format", "mustache", "dollar", "percent", "prompty", "plain"]
-STYLES = ("jinja", "format", "mustache", "dollar", "percent", "prompty", "plain")
+Style = Literal["jinja", "format", "mustache", "dollar", "percent", "prompty", "plain", "literal"]
+# A Jinja statement tag: a plain prompt file holding one is a Jinja template.
+_JINJA_STATEMENT = re.compile(
+    r"\{%-?\s*(?:if|for|include|set|macro|block|extends|import|from|with|raw|filter|call)\b[^{}]*?-?%\}"
+)
+STYLES = ("jinja", "format", "mustache", "dollar", "percent", "prompty", "plain", "literal")
 
 
 def _file_of(path: str, root: Path, embedded: bool) -> Path | None:
@@ -51,6 +56,8 @@ def render_template(
     if style not in STYLES:
         raise ValueError(f"unknown template style {style!r}; expected one of {', '.join(STYLES)}")
     text = normalize_newlines(text)
+    if style == "plain" and _JINJA_STATEMENT.search(text):
+        style = "jinja"  # a prompt file with {% include %}, {% if %}...: only Jinja renders it
     if root is not None:
         base = Path(root)
     else:
@@ -89,6 +96,7 @@ def render_template(
             "mustache": placeholders.render_mustache,
             "dollar": placeholders.render_dollar,
             "percent": placeholders.render_percent,
+            "literal": placeholders.render_literal,
         }[style]
         render(ctx, text, frame)
     deps = set(ctx.dependencies)

@@ -1,0 +1,198 @@
+"""Parameters resolved through the project's call sites (a function summary per parameter).
+
+A parameter nobody bound in the current evaluation gets its nature from the calls of its function
+found in the whole project: static when every caller passes a static value (or leaves a static
+default), the caller's kind when one passes a per-request value (with the chain from that argument),
+and unknown only when no caller is visible (a public entry point, a callback). Callers are found by a
+bytes search of the project's files for the function's name, then resolved like any other call; the
+result is remembered per run, and the search is bounded (files, callers, depth).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import libcst as cst
+
+from prefixlint.analysis.python.collect import CallSite, ClassInfo, ModuleInfo
+from prefixlint.analysis.python.env import Env
+from prefixlint.analysis.python.sources import dotted_name, with_chain
+from prefixlint.model.layout import Segment, SourceLocation, Timing
+
+if TYPE_CHECKING:
+    from prefixlint.analysis.python.evaluate import Evaluator
+
+# A name found in more files than this is too common to follow (``run``, ``get``): unknown.
+MAX_CALLER_FILES = 40
+# Call sites read per parameter.
+MAX_CALLERS = 24
+# Caller-of-caller hops (each evaluation of an argument may reach its own function's callers).
+MAX_CALLER_DEPTH = 6
+
+_IMPLICIT = ("staticmethod", "classmethod", "property", "cached_property", "abstractmethod", "override")
+
+
+def callers_of(
+    ev: Evaluator, mod: ModuleInfo, fdef: cst.FunctionDef, cls: ClassInfo | None
+) -> list[tuple[ModuleInfo, CallSite]] | None:
+    """The project's calls of ``fdef`` (``None`` when they cannot all be known: too common a name,
+    a method called implicitly, a function registered by a decorator)."""
+    memo = ev.project.summaries.setdefault("callers", {})
+    key = (mod.path, id(fdef))
+    hit = memo.get(key)
+    if hit is not None and hit[0] is fdef:
+        return hit[1]
+    got = _find_callers(ev, mod, fdef, cls)
+    memo[key] = (fdef, got)
+    return got
+
+
+def _find_callers(
+    ev: Evaluator, mod: ModuleInfo, fdef: cst.FunctionDef, cls: ClassInfo | None
+) -> list[tuple[ModuleInfo, CallSite]] | None:
+    name = fdef.name.value
+    for deco in fdef.decorators:
+        node = deco.decorator.func if isinstance(deco.decorator, cst.Call) else deco.decorator
+        if dotted_name(node).rsplit(".", 1)[-1] not in _IMPLICIT:
+            return None  # registered with a framework: called by it, with values we cannot see
+    if name == "__init__":
+        if cls is None:
+            return None
+        target = cls.node.name.value
+    elif name.startswith("__") and name.endswith("__"):
+        return None
+    else:
+        target = name
+    if not target.isidentifier():
+        return None
+    files = ev.project.references(target, lambda _n: True)
+    if len(files) > MAX_CALLER_FILES:
+        return None
+    paths = [mod.path, *sorted(f for f in files if f != mod.path)]
+    out: list[tuple[ModuleInfo, CallSite]] = []
+    for path in paths:
+        cmod = mod if path == mod.path else ev.project.load(path)
+        if cmod is None:
+            continue
+        for site in cmod.calls:
+            if dotted_name(site.node.func).rsplit(".", 1)[-1] != target:
+                continue
+            if _calls(ev, cmod, site, fdef, cls, name == "__init__"):
+                out.append((cmod, site))
+                if len(out) >= MAX_CALLERS:
+                    return out
+    return out
+
+
+def _calls(
+    ev: Evaluator, cmod: ModuleInfo, site: CallSite, fdef: cst.FunctionDef, cls: ClassInfo | None, init: bool
+) -> bool:
+    env = Env(mod=cmod, func=site.func, cls=site.cls, pos=cmod.pos(site.node))
+    func = site.node.func
+    if init:
+        if not isinstance(func, cst.Name) or cls is None:
+            return False
+        if cmod.classes.get(func.value) is cls:
+            return True
+        if func.value in cmod.imports:
+            got = ev._imported(cmod, func.value)
+            return got is not None and got[1] is not None and got[0].classes.get(got[1]) is cls
+        return False
+    fn = ev._function_for(func, env)
+    return fn is not None and fn.fdef is fdef
+
+
+def arg_nodes(
+    fdef: cst.FunctionDef, call: cst.Call, env: Env, skip_self: bool
+) -> dict[str, tuple[cst.BaseExpression, Env]]:
+    """Parameter name -> the argument expression the call passes for it (and where to read it)."""
+    params = [*fdef.params.posonly_params, *fdef.params.params]
+    if skip_self and params and params[0].name.value in ("self", "cls"):
+        params = params[1:]
+    names = {p.name.value for p in (*params, *fdef.params.kwonly_params)}
+    out: dict[str, tuple[cst.BaseExpression, Env]] = {}
+    i = 0
+    for arg in call.args:
+        if arg.keyword is not None:
+            if arg.keyword.value in names:
+                out[arg.keyword.value] = (arg.value, env)
+        elif arg.star:
+            continue
+        else:
+            if i < len(params):
+                out[params[i].name.value] = (arg.value, env)
+            i += 1
+    return out
+
+
+def _rank(segs: list[Segment]) -> tuple[int, int, int]:
+    """Order of concern among callers' values: per-request breaks first, then process, then unknown."""
+    dyn = [s for s in segs if not s.static]
+    if not dyn:
+        return (0, 0, 0)
+    worst = max(
+        (int(s.breaks_cache), int(s.timing is Timing.REQUEST), int(s.timing is Timing.PROCESS)) for s in dyn
+    )
+    return (1, *worst[:2]) if worst[0] else (0, 1, worst[2])
+
+
+def param_from_callers(
+    ev: Evaluator, param: cst.Param, env: Env, use: SourceLocation | None
+) -> list[Segment] | None:
+    """What the callers pass for ``param`` of ``env.func`` (None when no caller is visible)."""
+    fdef = env.func
+    if fdef is None or id(fdef) in env.active or env.depth > MAX_CALLER_DEPTH:
+        return None  # inside one known call (its arguments are bound), or too deep
+    if param.star:  # ``*args``/``**kwargs``
+        return None
+    memo = ev.project.summaries.setdefault("params", {})
+    key = (env.mod.path, id(fdef), param.name.value)
+    hit = memo.get(key)
+    if hit is not None and hit[0] is fdef:
+        segs, deps = hit[1], hit[2]
+    else:
+        memo[key] = (fdef, None, ())  # a cycle of callers: unknown there
+        segs, deps = _resolve(ev, param, env)
+        memo[key] = (fdef, segs, deps)
+    ev.dependencies.update(d for d in deps if d != env.mod.path)
+    if segs is None:
+        return None
+    return with_chain(segs, use)
+
+
+def _resolve(ev: Evaluator, param: cst.Param, env: Env) -> tuple[list[Segment] | None, tuple[str, ...]]:
+    fdef = env.func
+    assert fdef is not None
+    callers = callers_of(ev, env.mod, fdef, env.cls)
+    if not callers:
+        return None, ()
+    name = param.name.value
+    is_method = env.cls is not None and not any(
+        dotted_name(d.decorator) == "staticmethod" for d in fdef.decorators
+    )
+    best: list[Segment] | None = None
+    deps: set[str] = set()
+    for cmod, site in callers:
+        deps.add(cmod.path)
+        cenv = Env(
+            mod=cmod,
+            func=site.func,
+            cls=site.cls,
+            timing=Timing.REQUEST if site.func is not None else Timing.PROCESS,
+            pos=cmod.pos(site.node),
+            depth=env.depth + 1,
+            active=env.active,
+        )
+        passed = arg_nodes(fdef, site.node, cenv, skip_self=is_method)
+        if name in passed:
+            node, where = passed[name]
+            segs = with_chain(ev.text(node, where), cmod.loc(node))
+        elif any(a.star for a in site.node.args):
+            return None, tuple(deps)  # ``f(*args)`` / ``f(**kw)``: what it passes is not visible
+        elif param.default is not None:
+            segs = ev.text(param.default, Env(mod=env.mod, timing=Timing.PROCESS, depth=env.depth + 1))
+        else:
+            continue
+        if best is None or _rank(segs) > _rank(best):
+            best = segs
+    return best, tuple(deps)

@@ -1,0 +1,108 @@
+"""Prompt templates kept under a key of a YAML or TOML file, and where their text starts in it.
+
+``yaml.safe_load(f)["agent"]["system"]`` and ``tomllib.load(f)["pr_review"]["system"]`` are
+template text read from a file. :func:`keyed_value` returns that text and the line and column its
+first character sits at, so placeholders found in it are reported on the file's own lines. A YAML
+literal block (``|``) keeps its lines; a folded block (``>``) is placed at its first line.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class KeyedText:
+    """The string under a key path, and where it starts (0-based line, column) in the file."""
+
+    text: str
+    line: int
+    col: int
+
+
+def keyed_value(text: str, keys: Sequence[str | int], kind: str) -> KeyedText | None:
+    """The string at ``keys`` in a YAML (``kind="yaml"``) or TOML (``"toml"``) document, or None."""
+    try:
+        if kind == "yaml":
+            return _yaml_value(text, keys)
+        if kind == "toml":
+            return _toml_value(text, keys)
+    except Exception:  # a file that does not parse is not a template we can read
+        return None
+    return None
+
+
+def _yaml_value(text: str, keys: Sequence[str | int]) -> KeyedText | None:
+    import yaml
+
+    node = yaml.compose(text, Loader=yaml.SafeLoader)
+    for key in keys:
+        if isinstance(node, yaml.MappingNode):
+            node = next((v for k, v in node.value if isinstance(k, yaml.ScalarNode) and k.value == key), None)
+        elif (
+            isinstance(node, yaml.SequenceNode)
+            and isinstance(key, int)
+            and -len(node.value) <= key < len(node.value)
+        ):
+            node = node.value[key]
+        else:
+            return None
+        if node is None:
+            return None
+    if not isinstance(node, yaml.ScalarNode) or not isinstance(node.value, str):
+        return None
+    mark = node.start_mark
+    if node.style in ("|", ">"):
+        # the content starts on the line after the indicator, at the block's indentation
+        lines = text.split("\n")
+        line = mark.line + 1
+        while line < len(lines) and not lines[line].strip():
+            line += 1
+        col = len(lines[line]) - len(lines[line].lstrip(" ")) if line < len(lines) else 0
+        return KeyedText(node.value, line, col)
+    quote = 1 if node.style in ("'", '"') else 0
+    return KeyedText(node.value, mark.line, mark.column + quote)
+
+
+def _toml_value(text: str, keys: Sequence[str | int]) -> KeyedText | None:
+    import tomllib
+
+    value: object = tomllib.loads(text)
+    for key in keys:
+        if not isinstance(value, dict) or key not in value:
+            return None
+        value = value[key]
+    if not isinstance(value, str) or not keys or not isinstance(keys[-1], str):
+        return None
+    start = _toml_table_start(text, [str(k) for k in keys[:-1]])
+    key_line = re.compile(
+        rf"^[ \t]*(?:\"{re.escape(keys[-1])}\"|'{re.escape(keys[-1])}'|{re.escape(keys[-1])})[ \t]*=[ \t]*",
+        re.M,
+    )
+    m = key_line.search(text, start)
+    if m is None:
+        return None
+    at = m.end()
+    for quote in ('"""', "'''"):
+        if text.startswith(quote, at):
+            at += 3
+            if text.startswith("\n", at):
+                at += 1
+            break
+    else:
+        if text[at : at + 1] in ('"', "'"):
+            at += 1
+    line = text.count("\n", 0, at)
+    col = at - (text.rfind("\n", 0, at) + 1)
+    return KeyedText(value, line, col)
+
+
+def _toml_table_start(text: str, tables: list[str]) -> int:
+    """Offset just after the ``[a.b]`` header of the table path ``tables`` (0 for the top level)."""
+    if not tables:
+        return 0
+    parts = r"[ \t]*\.[ \t]*".join(rf"(?:\"{re.escape(t)}\"|'{re.escape(t)}'|{re.escape(t)})" for t in tables)
+    m = re.search(rf"^[ \t]*\[[ \t]*{parts}[ \t]*\][ \t]*(?:#.*)?$", text, re.M)
+    return m.end() if m else 0
