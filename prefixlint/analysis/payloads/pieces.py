@@ -11,6 +11,7 @@ from hashlib import blake2b
 from operator import eq
 from typing import Any
 
+from prefixlint.analysis.payloads.chunks import CHUNKED_ENCODINGS, MAX_BYTES, MIN_TEXT, ChunkCache
 from prefixlint.analysis.payloads.markers import VolatileText
 from prefixlint.model.layout import Section
 from prefixlint.model.pieces import SKETCH_BLOCK, Piece
@@ -96,11 +97,19 @@ class PieceCache:
     """Token counts, hashes and sketches of piece contents, keyed by content.
 
     Python caches a string's hash on the string object, so a message whose text object is reused
-    between turns costs one dictionary lookup.
+    between turns costs one dictionary lookup. A text of :data:`~.chunks.MIN_TEXT` characters or more
+    that is not known whole is counted from its line-aligned chunks (:class:`~.chunks.ChunkCache`,
+    exact for the encodings it lists, at most ``chunk_bytes`` of memory), so a system prompt that
+    differs only in its date line is not encoded again.
     """
 
     def __init__(
-        self, tokenizer: Tokenizer, max_entries: int = 50_000, fast: bool = True, snapshots: bool = True
+        self,
+        tokenizer: Tokenizer,
+        max_entries: int = 50_000,
+        fast: bool = True,
+        snapshots: bool = True,
+        chunk_bytes: int = MAX_BYTES,
     ) -> None:
         """``fast``: use the Rust encoder when it agrees (loading it costs about a second once per
         process: worth it for a long-lived client, not for a lint run over a few payload files).
@@ -116,6 +125,12 @@ class PieceCache:
         self._chains: dict[tuple[bytes, bytes], bytes] = {}
         self._digests: dict[tuple[str, str | None, str], bytes] = {}
         self._estimate = tokenizer.source == "estimate"
+        name = getattr(tokenizer._encoding, "name", None)
+        self.chunks = (
+            ChunkCache(self._encode, chunk_bytes)
+            if chunk_bytes > 0 and not self._estimate and name in CHUNKED_ENCODINGS
+            else None
+        )
         self.misses = 0
         # id(first message) -> the last request of that conversation (it keeps the message alive, so
         # the id stays unique)
@@ -131,6 +146,8 @@ class PieceCache:
             self._entries.clear()
         if not text:
             ids = []
+        elif len(text) >= MIN_TEXT and self.chunks is not None:
+            ids = self.chunks.encode(text)
         elif self._rust is not None:
             try:
                 ids = self._rust(text)
