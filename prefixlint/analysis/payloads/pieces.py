@@ -619,9 +619,7 @@ def uncounted_pieces(
     texts: list[str] = []
     prev = b""
     for path, section, role, text, stable, ttl, mi in _raw_pieces(body, api):
-        digest = blake2b(
-            f"{section._value_}\x00{role or ''}\x00{text}".encode("utf-8", "surrogatepass"), digest_size=16
-        ).digest()
+        digest = cache.digest(section._value_, role, text)  # the head's were taken when it was sent
         prev = cache.chain(prev, digest)
         out.append(
             Piece(path, section, role, 0, digest, prev, 0, (), stable, ttl, mi, text if keep_text else None)
