@@ -315,3 +315,44 @@ def test_head_keys_differ_only_when_no_sketch_block_can_be_shared() -> None:
     assert head_key(body, "chat") == head_key(same_start, "chat")
     assert head_key(body, "chat") != head_key(other, "chat")
     assert head_key({"messages": []}, "chat") is None
+
+
+class _Clock:
+    def __init__(self) -> None:
+        self.offset = 0.0
+
+    def __call__(self) -> float:
+        return time.time() + self.offset
+
+
+def _expiry_traffic(
+    server: ProviderServer, monkeypatch: pytest.MonkeyPatch, defer: bool
+) -> list[CacheReport]:
+    server.reset()
+    sdk.forget()
+    monkeypatch.setattr(sightings, "MAX_WAITING", 1)
+    if not defer:
+        monkeypatch.setattr(sightings, "MAX_KEYS", 0)
+    clock = _Clock()
+    reports: list[CacheReport] = []
+    client = _openai(server, reports, clock=clock)
+    old = "Old prompt. " + _words("o", 1500)
+    _ask(client, old)
+    clock.offset = 3 * 86400.0  # past every retention the provider offers
+    _ask(client, "Later prompt. " + _words("l", 1500))  # the old one waits no longer: dropped, uncounted
+    tokenized = client._prefixlint_state.for_model("gpt-4o")[2].misses
+    _ask(client, old)  # the server never forgets; the model says the entry expired
+    monkeypatch.undo()
+    return reports, tokenized
+
+
+def test_a_sighting_past_its_cache_lifetime_is_dropped_uncounted(
+    server: ProviderServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    deferred, tokenized = _expiry_traffic(server, monkeypatch, defer=True)
+    counted, _ = _expiry_traffic(server, monkeypatch, defer=False)
+    assert tokenized == 0  # the old prompt was dropped, not counted
+    assert [r.verdict for r in deferred] == [r.verdict for r in counted]
+    assert [(r.predicted_cached, r.upper_bound) for r in deferred] == [(0, 0)] * 3
+    assert deferred[2].verdict is Verdict.UNEXPECTED_HIT  # more than anything still cached explains
+    assert [r.counted for r in deferred] == [False, False, True]
