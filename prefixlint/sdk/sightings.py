@@ -78,6 +78,9 @@ class Heads:
         self.chars = 0
         self.deferring = True
 
+    def full(self) -> bool:
+        return len(self.keys) >= MAX_KEYS
+
     def add(self, s: Sighting) -> None:
         self.keys[s.key] = s
         self.waiting.append(s)

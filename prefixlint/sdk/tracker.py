@@ -20,7 +20,7 @@ from prefixlint.model.pieces import Piece
 from prefixlint.model.prefix_cache import CacheInterval, Flight, Prediction
 from prefixlint.model.providers import ProviderSpec
 from prefixlint.sdk.drift import DriftWatch
-from prefixlint.sdk.sightings import MAX_KEYS, Heads, Sighting
+from prefixlint.sdk.sightings import Heads, Sighting
 
 # A cache domain: (provider, organisation/workspace id, model, key or salt).
 Domain = tuple[str, str, str, str]
@@ -106,7 +106,7 @@ class PrefixTracker:
             if not heads.deferring:
                 return False
             if key not in heads.keys:
-                if len(heads.keys) >= MAX_KEYS:
+                if heads.full():
                     for s in heads.stop():
                         self._count(s)
                     return False

@@ -196,6 +196,19 @@ class PieceCache:
             self._digests[key] = found
         return found
 
+    def peek_digest(self, section: str, role: str | None, text: str) -> bytes:
+        """:meth:`digest` without remembering a new text (for text that is unlikely to come again)."""
+        key = (section, role, text)
+        hit = self._entries.get(key)
+        if hit is not None:
+            return hit.digest
+        found = self._digests.get(key)
+        if found is None:
+            found = blake2b(
+                f"{section}\x00{role or ''}\x00{text}".encode("utf-8", "surrogatepass"), digest_size=16
+            ).digest()
+        return found
+
     def chain(self, prev: bytes, digest: bytes) -> bytes:
         key = (prev, digest)
         hit = self._chains.get(key)
@@ -636,9 +649,7 @@ def uncounted_pieces(
     texts: list[str] = []
     prev = b""
     for path, section, role, text, stable, ttl, mi in _raw_pieces(body, api):
-        digest = blake2b(
-            f"{section._value_}\x00{role or ''}\x00{text}".encode("utf-8", "surrogatepass"), digest_size=16
-        ).digest()
+        digest = cache.peek_digest(section._value_, role, text)  # the head's were taken when it was sent
         prev = cache.chain(prev, digest)
         out.append(
             Piece(path, section, role, 0, digest, prev, 0, (), stable, ttl, mi, text if keep_text else None)
