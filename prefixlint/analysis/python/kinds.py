@@ -342,17 +342,7 @@ class KindsMixin:
             if a.keyword is not None and isinstance(a.value, cst.Integer) and a.value.value == "0"
         }
         grain = timegrain.replace_granularity(zeroed, d.granularity)
-        return (
-            derive(
-                segs,
-                d.label,
-                d.location,
-                pure=True,
-                granularity=grain,
-                cardinality=timegrain.cardinality_of(grain),
-            )
-            or segs
-        )
+        return _regrained(segs, d, grain)
 
     def conversion(self, node: cst.Call, name: str, env: Env) -> list[Segment]:
         """``int(x)``, ``round(x)``, ``len(x)``, ``bool(x)``...: folded when static, else ``x``'s nature."""
@@ -456,17 +446,7 @@ class KindsMixin:
         if not isinstance(sl, cst.Slice) or sl.lower is not None or not isinstance(sl.upper, cst.Integer):
             return segs
         grain = timegrain.iso_prefix_granularity(int(sl.upper.value, 0), d.granularity)
-        return (
-            derive(
-                segs,
-                d.label,
-                d.location,
-                pure=True,
-                granularity=grain,
-                cardinality=timegrain.cardinality_of(grain),
-            )
-            or segs
-        )
+        return _regrained(segs, d, grain)
 
     def time_field_step(self, attr: str, segs: list[Segment]) -> list[Segment]:
         """``now.year``, ``now.minute``: a field of a time value changes as often as its unit."""
@@ -475,17 +455,7 @@ class KindsMixin:
         if grain is None or d is None or d.kind is not DynamicKind.TIMESTAMP:
             return segs
         grain = timegrain.coarser(grain, d.granularity)
-        return (
-            derive(
-                segs,
-                d.label,
-                d.location,
-                pure=True,
-                granularity=grain,
-                cardinality=timegrain.cardinality_of(grain),
-            )
-            or segs
-        )
+        return _regrained(segs, d, grain)
 
     def comparison_step(
         self, node: cst.CSTNode, env: Env, operands: list[cst.BaseExpression]
@@ -557,4 +527,19 @@ def is_empty_container(node: cst.BaseExpression) -> bool:
             "deque",
             "OrderedDict",
         )
+    )
+
+
+def _regrained(segs: list[Segment], d: Segment, grain: Granularity | None) -> list[Segment]:
+    """``segs`` as one time value of granularity ``grain`` (and the cardinality it implies)."""
+    return (
+        derive(
+            segs,
+            d.label,
+            d.location,
+            pure=True,
+            granularity=grain,
+            cardinality=timegrain.cardinality_of(grain),
+        )
+        or segs
     )
