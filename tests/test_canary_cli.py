@@ -156,3 +156,19 @@ def test_cli_module_imports_only_light_dependencies(module: str) -> None:
         cwd=Path(__file__).resolve().parents[1],
     )
     assert out.stdout.strip() == "[]"
+
+
+def test_plot_without_matplotlib_is_a_usage_error_before_any_request(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # makes `import matplotlib` raise ImportError
+    with fake_server(FakeServerConfig(base_s=0.001, per_token_s=0.0)) as (url, state):
+        res = _ttft(url, "--plot", str(tmp_path / "t.png"))
+        ret = runner.invoke(
+            app, ["retention", "--base-url", url, "--model", "fake-model", "--plot", str(tmp_path / "r.png")]
+        )
+        assert state.requests == 0
+    for r in (res, ret):
+        assert r.exit_code == 2, r.output
+        assert "--plot needs matplotlib: pip install 'prefixlint[live]'" in r.output
+    assert not (tmp_path / "t.png").exists() and not (tmp_path / "r.png").exists()

@@ -101,6 +101,19 @@ def _emit(run, out: Path | None, plot: Path | None, fmt: OutputFormat, strict: b
         raise typer.Exit(1)
 
 
+def _require_plots(plot: Path | None) -> None:
+    """Fail before any request is sent when ``--plot`` cannot be honoured (exit 2, a usage error)."""
+    if plot is None:
+        return
+    from prefixlint.live.plot import PlotsUnavailable, require_matplotlib
+
+    try:
+        require_matplotlib()
+    except PlotsUnavailable as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from exc
+
+
 def _compare(paths: tuple[Path, Path], fmt: OutputFormat) -> None:
     from prefixlint.live.compare import compare_json, compare_text
     from prefixlint.live.results import SchemaError, load_run
@@ -208,6 +221,7 @@ def ttft(
     if new_suffix_tokens is None and not 0.0 < shared_prefix < 1.0:
         raise typer.BadParameter("--shared-prefix must be between 0 and 1 (exclusive)")
     lengths = _ints(prompt_tokens)
+    _require_plots(plot)
     info = _server(base_url, model, api_key, timeout)
     from prefixlint.live.ttft import TTFTConfig, run_ttft
 
@@ -258,6 +272,7 @@ def retention(
     strict: bool = Strict,
 ) -> None:
     """Fill N unique contexts, re-probe newest first, and compare what is kept with the claim."""
+    _require_plots(plot)
     info = _server(base_url, model, api_key, timeout)
     from prefixlint.live.retention import RetentionConfig, run_retention
 

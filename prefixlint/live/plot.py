@@ -10,11 +10,22 @@ from pathlib import Path
 from prefixlint.live.results import BenchRun
 
 
-def _pyplot():  # type: ignore[no-untyped-def]
+class PlotsUnavailable(RuntimeError):
+    """matplotlib is not installed, so ``--plot`` cannot be honoured."""
+
+
+def require_matplotlib() -> None:
+    """Raise :class:`PlotsUnavailable` with the install hint unless matplotlib imports."""
     try:
-        import matplotlib
-    except ImportError as exc:  # pragma: no cover - depends on the environment
-        raise RuntimeError("plots need matplotlib: pip install matplotlib") from exc
+        import matplotlib  # noqa: F401
+    except ImportError as exc:
+        raise PlotsUnavailable("--plot needs matplotlib: pip install 'prefixlint[live]'") from exc
+
+
+def _pyplot():  # type: ignore[no-untyped-def]
+    require_matplotlib()
+    import matplotlib
+
     matplotlib.use("Agg", force=True)
     import matplotlib.pyplot as plt
 
