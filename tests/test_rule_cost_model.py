@@ -233,7 +233,11 @@ def test_a_date_is_pfx111_low_and_says_once_a_day() -> None:
 
 @pytest.mark.parametrize(
     ("grain", "words"),
-    [(Granularity.DAY, "once a day"), (Granularity.MONTH, "once a month"), (Granularity.MINUTE, "every minute")],
+    [
+        (Granularity.DAY, "once a day"),
+        (Granularity.MONTH, "once a month"),
+        (Granularity.MINUTE, "every minute"),
+    ],
 )
 def test_a_time_value_with_the_cardinality_its_grain_implies_says_how_often_it_changes(
     grain: Granularity, words: str
