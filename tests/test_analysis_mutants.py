@@ -212,13 +212,14 @@ def test_imports_inside_a_subpackage(tmp_path: Path, root: str) -> None:
             "def ask_now(q):\n"
             f"    return {send(helper)}\n"
         )
-        expected += [("PFX101", f"{root}app/prompts_{n}.py", 4), ("PFX101", f"{root}app/prompts_{n}.py", 8)]
+        # ``date.today()`` fills the template with a date (PFX111); the helper's timestamp is PFX101
+        expected += [("PFX111", f"{root}app/prompts_{n}.py", 4), ("PFX101", f"{root}app/prompts_{n}.py", 8)]
     # a second package whose modules have the same names: its own prompts_0.py, not app's
     files[f"{root}admin/__init__.py"] = ""
     files[f"{root}admin/prompts_0.py"] = PROMPTS_MODULE
     files[f"{root}admin/agent_0.py"] = files[f"{root}app/agent_0.py"]
     expected = [
-        ("PFX101", f"{root}admin/prompts_0.py", 4),
+        ("PFX111", f"{root}admin/prompts_0.py", 4),
         ("PFX101", f"{root}admin/prompts_0.py", 8),
         *expected,
     ]
@@ -265,31 +266,38 @@ def test_catalog_classifies_calls_with_full_confidence(tmp_path: Path) -> None:
     module alias (``import time as clock``) and a glob (``*.similarity_search``). The name-based
     guess alone would give ``now`` a lower confidence and say nothing about the others.
     Catches: the catalog's exact, suffix or glob match, or the alias expansion, dropped."""
+    values = [
+        "datetime.now()",
+        "new_key()",
+        "clock.monotonic()",
+        "store.similarity_search(q)",
+        "timeutil.datetime.now()",
+        "current_date",
+    ]
+    # one prompt per value (a prompt's values of one cause would make one finding)
+    asks = "".join(
+        f"def ask_{i}(q, store, current_date):\n"
+        f'    system = f"Value {{{v}}}.\\n" + RULES\n'
+        f"    return {send('system')}\n\n\n"
+        for i, v in enumerate(values)
+    )
     app = (
         "import time as clock\n"
         "from datetime import datetime\n"
         "from uuid import uuid4 as new_key\n"
-        "from app import timeutil\n" + OPENAI + f"RULES = {RULES!r}\n\n\n"
-        "def ask(q, store, current_date):\n"
-        '    a = f"Now {datetime.now()}.\\n" + RULES\n'
-        '    b = f"Key {new_key()}.\\n" + RULES\n'
-        '    c = f"Tick {clock.monotonic()}.\\n" + RULES\n'
-        '    d = f"Notes {store.similarity_search(q)}.\\n" + RULES\n'
-        '    e = f"Since {timeutil.datetime.now()}.\\n" + RULES\n'
-        '    f = f"Date {current_date}.\\n" + RULES\n'
-        f"    return {send('a + b + c + d + e + f')}\n"
+        "from app import timeutil\n" + OPENAI + f"RULES = {RULES!r}\n\n\n" + asks
     )
     found = check(tmp_path, {"app.py": app})
     assert [(f["code"], f["location"]["row"], f["confidence"]) for f in found[:5]] == [
         ("PFX101", 12, 1.0),
-        ("PFX102", 13, 1.0),
-        ("PFX101", 14, 1.0),
-        ("PFX105", 15, 1.0),
-        ("PFX101", 16, 1.0),  # ``datetime.now`` re-exported by a module of the project
+        ("PFX102", 17, 1.0),
+        ("PFX101", 22, 1.0),
+        ("PFX105", 27, 1.0),
+        ("PFX101", 32, 1.0),  # ``datetime.now`` re-exported by a module of the project
     ]
-    # a parameter classified by its name only is a guess: reported, and less certain
+    # a parameter classified by its name only is a guess: reported (a date: PFX111), and less certain
     (guess,) = found[5:]
-    assert (guess["code"], guess["location"]["row"]) == ("PFX101", 17) and guess["confidence"] < 1.0
+    assert (guess["code"], guess["location"]["row"]) == ("PFX111", 37) and guess["confidence"] < 1.0
 
 
 # --- Jinja files: the loader's folder, and includes whose names are not unique -------------------
@@ -361,8 +369,10 @@ def test_json_dumps_in_the_last_user_message_is_not_reported(tmp_path: Path) -> 
 
 # --- severity at exactly the thresholds ---------------------------------------------------------
 
+# Long enough (about 1,100 tokens) that the prompt reaches the provider's 1,024-token minimum: a
+# prompt that never can is informational whatever the thresholds say.
 THRESHOLD_APP = (
-    "import os\nfrom datetime import datetime\n" + OPENAI + f"RULES = {RULES!r}\n"
+    "import os\nfrom datetime import datetime\n" + OPENAI + f"RULES = {RULES * 32!r}\n"
     'STARTED = f"Started {datetime.now():%H:%M}.\\n" + RULES\n\n\n'
     "def ask(q):\n"
     '    system = f"Now {datetime.now():%H:%M}.\\n" + RULES\n'
@@ -372,24 +382,29 @@ THRESHOLD_APP = (
 )
 
 
-def severities(root: Path, high: int, medium: int, low: int) -> dict[str, str]:
-    config = f"[tool.prefixlint.thresholds]\nhigh = {high}\nmedium = {medium}\nlow = {low}\n"
+def severities(root: Path, high: int, medium: int, min_impact: int = 0) -> dict[str, str]:
+    config = f"[tool.prefixlint]\nmin-impact-tokens = {min_impact}\n"
+    config += f"[tool.prefixlint.thresholds]\nhigh = {high}\nmedium = {medium}\n"
     found = check(root, {"app.py": THRESHOLD_APP, "pyproject.toml": config})
     return {f["code"]: f["severity"] for f in found}
 
 
 def test_severity_at_exactly_each_threshold(tmp_path: Path) -> None:
-    """A finding that loses exactly ``low``, ``medium`` or ``high`` tokens takes that severity;
-    one token short, the one below. PFX101 stops at its ceiling (medium), PFX201 at low.
-    Catches: ``>=`` read as ``>`` at any threshold, or a rule's ceiling ignored."""
+    """A finding that loses exactly ``medium`` or ``high`` tokens takes that severity; one token
+    short, the one below. PFX101 (a timestamp to the minute) reaches high; PFX201 stops at its
+    ceiling, low. Below ``min-impact-tokens`` a finding is informational.
+    Catches: ``>=`` read as ``>`` at either threshold or at ``min-impact-tokens``, or a rule's
+    ceiling ignored."""
     (lost,) = {f["impact"]["tokens_lost"] for f in check(tmp_path, {"app.py": THRESHOLD_APP})}
     big = lost * 10
     cases = [
-        ((big, big, lost), {"PFX101": "low", "PFX201": "low"}),
-        ((big, big, lost + 1), {"PFX101": "info", "PFX201": "info"}),
-        ((big, lost, 1), {"PFX101": "medium", "PFX201": "low"}),
-        ((big, lost + 1, 1), {"PFX101": "low", "PFX201": "low"}),
-        ((lost, 2, 1), {"PFX101": "medium", "PFX201": "low"}),  # high, held at each rule's ceiling
+        ((big, lost), {"PFX101": "medium", "PFX201": "low"}),
+        ((big, lost + 1), {"PFX101": "low", "PFX201": "low"}),
+        ((lost, 2), {"PFX101": "high", "PFX201": "low"}),  # high for PFX201 too, held at its ceiling
+        ((lost + 1, 2), {"PFX101": "medium", "PFX201": "low"}),
+        # ``min-impact-tokens``: exactly the tokens at stake still counts; one more is informational
+        ((lost, 2, lost), {"PFX101": "high", "PFX201": "low"}),
+        ((lost, 2, lost + 1), {"PFX101": "info", "PFX201": "info"}),
     ]
     for thresholds, expected in cases:
         assert severities(tmp_path, *thresholds) == expected, thresholds
@@ -407,7 +422,7 @@ def test_names_from_config_and_weak_words(tmp_path: Path) -> None:
         '[tool.prefixlint]\ndynamic-sources = [{pattern = "stamp", kind = "timestamp", match = "name"}]\n'
     )
     app = (
-        OPENAI + f"RULES = {RULES!r}\n\n\n"
+        OPENAI + f"RULES = {RULES * 32!r}\n\n\n"  # the prompt can reach the 1,024-token minimum
         "def ask(q, stamp, report_timestamp, date_format):\n"
         '    system = f"Opened {stamp}.\\n" + RULES\n'
         '    system += f"Report {report_timestamp}.\\n" + RULES\n'
@@ -415,8 +430,10 @@ def test_names_from_config_and_weak_words(tmp_path: Path) -> None:
         f"    return {send('system')}\n"
     )
     found = check(tmp_path, {"app.py": app, "pyproject.toml": config})
-    # a parameter whose name says nothing is an interpolated value (PFX109), not a timestamp
-    assert codes(found) == [("PFX101", "app.py", 8), ("PFX101", "app.py", 9), ("PFX109", "app.py", 10)]
+    # both timestamps are one finding (one per cause); a parameter with no caller whose name says
+    # nothing is of unknown nature (PFX120, shown since a large static text follows), not a date
+    assert codes(found) == [("PFX101", "app.py", 8), ("PFX120", "app.py", 10)]
+    assert [(a["location"]["row"], a["kind"]) for a in found[0]["also"]] == [(9, "timestamp")]
 
 
 # --- helpers with several arguments, methods reading fields, pass-through methods ----------------
@@ -469,4 +486,5 @@ def test_template_from_a_prompt_file_and_a_dedented_constant(tmp_path: Path) -> 
     )
     files = {"app.py": app, "prompts/system.txt": f"Today is {{today}}.\n{RULES}\n"}
     found = codes(check(tmp_path, files))
-    assert found == [("PFX101", "app.py", 9), ("PFX101", "prompts/system.txt", 1)]
+    # ``date.today()`` is a date: PFX111
+    assert found == [("PFX111", "app.py", 9), ("PFX111", "prompts/system.txt", 1)]

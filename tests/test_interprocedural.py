@@ -282,7 +282,9 @@ def test_prompt_table_and_system_prompt_keyword_to_an_unknown_helper(tmp_path: P
     assert "query.py" in _chain_files(next(f for f in found if f["code"] == "PFX105"))
 
 
-def test_placeholder_filled_only_with_config_is_not_a_finding(tmp_path: Path) -> None:
+def test_placeholder_filled_only_with_config_is_a_process_value(tmp_path: Path) -> None:
+    """``MODE`` is read from the environment once, at import, in another module: the placeholder it
+    fills is a process value (PFX201), never a per-request or unknown one."""
     _write(
         tmp_path,
         {
@@ -318,7 +320,9 @@ def test_placeholder_filled_only_with_config_is_not_a_finding(tmp_path: Path) ->
             """,
         },
     )
-    assert _at(_findings(tmp_path), "bot/prompts/system.py") == []
+    found = _at(_findings(tmp_path), "bot/prompts/system.py")
+    assert [(f["code"], f["location"]["row"]) for f in found] == [("PFX201", 1)]
+    assert "once per process" in found[0]["message"]
 
 
 def test_google_genai_and_agent_framework_sinks(tmp_path: Path) -> None:

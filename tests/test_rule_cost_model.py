@@ -231,6 +231,25 @@ def test_a_date_is_pfx111_low_and_says_once_a_day() -> None:
     assert finding.extra["granularity"] == "day"
 
 
+@pytest.mark.parametrize(
+    ("grain", "words"),
+    [
+        (Granularity.DAY, "once a day"),
+        (Granularity.MONTH, "once a month"),
+        (Granularity.MINUTE, "every minute"),
+    ],
+)
+def test_a_time_value_with_the_cardinality_its_grain_implies_says_how_often_it_changes(
+    grain: Granularity, words: str
+) -> None:
+    """The analysis sets a date's cardinality to ``few`` (and a minute's to ``per_request``): the
+    message still says how often it changes, not "a few warm copies"."""
+    card = Cardinality.PER_REQUEST if grain.sub_day else Cardinality.FEW
+    lay = layout(value(3, "stamp", granularity=grain, cardinality=card), text(LONG))
+    (finding,) = [f for code in codes(lay) for f in run(code, lay)]
+    assert words in finding.message and "warm copies" not in finding.message
+
+
 def test_a_date_can_be_turned_off() -> None:
     from prefixlint.rules.base import iter_selected
 

@@ -78,10 +78,16 @@ def granularity_words(seg: Segment) -> str:
     return f" ({_GRANULARITY_WORDS[seg.granularity]})" if seg.granularity is not None else ""
 
 
+def _implied(grain: Granularity) -> Cardinality:
+    """The cardinality a time value's granularity implies: a new text on about every request below a
+    day, a few texts (one a day, a month, a year) above."""
+    return Cardinality.PER_REQUEST if grain.sub_day else Cardinality.FEW
+
+
 def cost_words(seg: Segment) -> str:
     """How often the value changes and what that costs, or ``""`` when the code does not tell."""
-    if seg.granularity is not None and seg.cardinality in (None, Cardinality.PER_REQUEST):
-        return _CHANGES[seg.granularity]
+    if seg.granularity is not None and seg.cardinality in (None, _implied(seg.granularity)):
+        return _CHANGES[seg.granularity]  # a date says "once a day", not "a few values"
     card = cardinality(seg)
     return _CARDINALITY_WORDS[card] if card is not None else ""
 

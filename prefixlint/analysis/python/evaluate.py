@@ -516,8 +516,9 @@ class Evaluator(TemplateMixin, MessagesMixin, KindsMixin):
             recv = func.value
             if meth in ("format", "format_map"):
                 return self._format_call(node, recv, env)
-            if meth == "replace":  # ``TEMPLATE.replace("{user}", name)``: the value at the marker
-                got = replace_call(self, node, recv, env)
+            if meth == "replace":
+                # a known template (chained replaces too) first, then any text that holds the marker
+                got = self.replace_fill(node, env) or replace_call(self, node, recv, env)
                 if got is not None:
                     return got
             if meth == "join" and args:
@@ -540,10 +541,6 @@ class Evaluator(TemplateMixin, MessagesMixin, KindsMixin):
                     return got
             if meth in ("read_text", "read"):
                 got = self.file_text(node, env)
-                if got is not None:
-                    return got
-            if meth == "replace":
-                got = self.replace_fill(node, env)
                 if got is not None:
                     return got
         kind = call_kind(self.catalog, dotted, self._aliases(env.mod))

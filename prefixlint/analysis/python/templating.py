@@ -156,8 +156,14 @@ class TemplateMixin:
                     value = tmod.assigns[attr]
                     return self.template_source(value, self.module_env(tmod).at(tmod.pos(value)), depth + 1)
             return None
+        if isinstance(node, cst.Subscript):  # ``PROMPTS["qa"]``: an item of a module-level table
+            item = table_item(self, node, env)  # type: ignore[arg-type]
+            if item is not None:
+                value, tmod = item
+                got = self.template_source(value, self.module_env(tmod).at(tmod.pos(value)), depth + 1)
+                return _chained(got, mod.loc(node))
         if isinstance(node, cst.Subscript) or _is_get(node):
-            return self._keyed_source(node, env)
+            return self._keyed_source(node, env)  # ``yaml.safe_load(f)["system"]``
         if isinstance(node, cst.Call):
             f = node.func
             name = dotted_name(f)
@@ -187,12 +193,6 @@ class TemplateMixin:
             if name.rsplit(".", 1)[-1] in ("Template",) and node.args:
                 return self.template_source(node.args[0].value, env, depth + 1)
             return self._file_text_source(node, env)
-        if isinstance(node, cst.Subscript):  # ``PROMPTS["qa"]``: an item of a module-level table
-            item = table_item(self, node, env)  # type: ignore[arg-type]
-            if item is not None:
-                value, tmod = item
-                got = self.template_source(value, self.module_env(tmod).at(tmod.pos(value)), depth + 1)
-                return _chained(got, mod.loc(node))
         if isinstance(node, cst.BooleanOperation) and isinstance(node.operator, cst.Or):
             # ``system_prompt or DEFAULT_PROMPT``: the default's text when the left one is unknown
             return self.template_source(node.left, env, depth + 1) or self.template_source(
