@@ -101,3 +101,18 @@ def test_explicit_config_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -
     assert code == 0
     code, _, err = invoke(["check", "--config", "missing.toml", "a.py"], tmp_path)
     assert code == 2 and "missing.toml" in err
+
+
+@pytest.mark.parametrize("explicit", [False, True])
+def test_deprecated_thresholds_low_is_a_warning_once(tmp_path: Path, explicit: bool) -> None:
+    (tmp_path / "a.py").write_text("x = 1\n")
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "b.py").write_text("y = 2\n")
+    (tmp_path / "prefixlint.toml").write_text("[thresholds]\nhigh = 900\nlow = 10\n")
+    args = ["check", "--no-cache", *(["--config", "prefixlint.toml"] if explicit else []), "."]
+    code, _, err = invoke(args, tmp_path)
+    assert code == 0, err
+    assert err.count("`thresholds.low` is deprecated and no longer read; use `min-impact-tokens`") == 1
+    (tmp_path / "prefixlint.toml").write_text("[thresholds]\nhigh = 900\n")
+    code, _, err = invoke(args, tmp_path)
+    assert code == 0 and "deprecated" not in err

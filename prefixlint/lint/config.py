@@ -128,6 +128,16 @@ def settings_for(start: Path) -> Settings:
     return _settings_for_config(str(found), found.stat().st_mtime)
 
 
+def deprecated_keys(path: Path) -> list[str]:
+    """One warning per key of ``path``'s prefixlint table that is accepted but no longer read."""
+    data = _read_toml(path)
+    table = data.get("tool", {}).get("prefixlint", {}) if path.name == "pyproject.toml" else data
+    thresholds = table.get("thresholds")
+    if isinstance(thresholds, dict) and "low" in thresholds:
+        return [f"{path}: `thresholds.low` is deprecated and no longer read; use `min-impact-tokens`"]
+    return []
+
+
 def load_settings_cached(path: Path) -> Settings:
     """:func:`load_settings_file`, memoised on the file's path and mtime (used by the runner)."""
     return _settings_for_config(str(path.resolve()), path.stat().st_mtime)
@@ -175,13 +185,15 @@ class SettingsResolver:
     def __init__(self, config_file: Path | None = None, overrides: dict[str, Any] | None = None) -> None:
         self.config_file = config_file
         self.overrides = overrides or {}
-        self.warnings: list[str] = []  # config files passed over (see ``_pyproject_is_config``)
+        # config files passed over (see ``_pyproject_is_config``) and deprecated keys in those used
+        self.warnings: list[str] = []
         self._by_dir: dict[Path, Settings] = {}
         self._fixed: Settings | None = None
         if config_file is not None:
             if not config_file.is_file():
                 raise ConfigError(config_file, "config file not found")
             self._fixed = apply_overrides(load_settings_file(config_file), self.overrides)
+            self.warnings += deprecated_keys(config_file)
 
     def for_path(self, path: Path) -> Settings:
         if self._fixed is not None:
@@ -196,6 +208,7 @@ class SettingsResolver:
         found = config_file_in(directory, self.warnings.append)
         if found is not None:
             settings = apply_overrides(load_settings_cached(found), self.overrides)
+            self.warnings += deprecated_keys(found)
         elif directory.parent == directory:
             settings = Settings()
             settings.root = str(Path.cwd().resolve())
