@@ -73,7 +73,7 @@ def test_fixes_that_undo_each_other_stop_with_a_warning(tmp_path: Path) -> None:
 
 @needs_analyzer
 def test_cli_diff_shows_the_converged_result_of_fix(tmp_path: Path) -> None:
-    # Two fixes on one line: sort_keys (safe) and moving the dynamic text (unsafe) overlap, so the
+    # Two fixes on one line: sort_keys and moving the dynamic text (both unsafe) overlap, so the
     # second waits for a round after the first.
     source = (
         "import json\n"
@@ -107,7 +107,7 @@ def test_stdin_fix_converges_too(tmp_path: Path) -> None:
     source = (
         "import json\nimport openai\n\n"
         "def ask(q, a, b):\n"
-        "    system = json.dumps(a) + json.dumps(b) + 'Rules. ' * 400\n"
+        "    system = json.dumps(json.loads(a)) + json.dumps(json.loads(b)) + 'Rules. ' * 400\n"
         "    return openai.OpenAI().chat.completions.create(\n"
         '        model="gpt-4o",\n'
         '        messages=[{"role": "system", "content": system}, {"role": "user", "content": q}],\n'

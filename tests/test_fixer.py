@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 from pathlib import Path
 
@@ -116,14 +117,12 @@ def test_cli_fix_removes_unused_suppression_and_is_idempotent(
     assert code == 0 and path.read_text() == "x = 1\n" and "All checks passed!" in out
 
 
-@needs_analyzer
-def test_cli_fix_sort_keys_end_to_end(tmp_path: Path) -> None:
-    path = tmp_path / "app.py"
-    path.write_text(
+def _sort_keys_app(dumped: str) -> str:
+    return (
         "import json\n\nfrom openai import OpenAI\n\nclient = OpenAI()\n"
         'RULES = "Follow the rules carefully and answer in English. " * 150\n\n\n'
         "def ask(tools_data, question):\n"
-        '    system = "Tools:\\n" + json.dumps(tools_data) + "\\n" + RULES\n'
+        f'    system = "Tools:\\n" + json.dumps({dumped}) + "\\n" + RULES\n'
         "    return client.chat.completions.create(\n"
         '        model="gpt-4.1",\n'
         "        messages=[\n"
@@ -132,11 +131,18 @@ def test_cli_fix_sort_keys_end_to_end(tmp_path: Path) -> None:
         "        ],\n"
         "    )\n"
     )
+
+
+@needs_analyzer
+def test_cli_fix_sort_keys_end_to_end(tmp_path: Path) -> None:
+    """``sort_keys=True`` is a safe fix for ``json.loads`` output (string keys at every depth)."""
+    path = tmp_path / "app.py"
+    path.write_text(_sort_keys_app("json.loads(tools_data)"))
     code, out, _ = invoke(["check", "--no-cache", "--output-format", "concise", "app.py"], tmp_path)
     assert code == 1 and "PFX401 [*]" in out
     code, out, _ = invoke(["check", "--no-cache", "--fix", "app.py"], tmp_path)
     fixed = path.read_text()
-    assert "json.dumps(tools_data, sort_keys=True)" in fixed, out
+    assert "json.dumps(json.loads(tools_data), sort_keys=True)" in fixed, out
     # what is left is the tools text ahead of the rules: a parameter with no visible caller, so of
     # unknown nature (PFX120), whose fix is unsafe
     assert code == 1 and "PFX401" not in out and "PFX120" in out and "1 hidden fix" in out, out
@@ -145,6 +151,20 @@ def test_cli_fix_sort_keys_end_to_end(tmp_path: Path) -> None:
     libcst.parse_module(fixed)
     code, _, _ = invoke(["check", "--no-cache", "--fix", "app.py"], tmp_path)
     assert code == 1 and path.read_text() == fixed
+
+
+@needs_analyzer
+def test_sort_keys_on_a_dict_of_unknown_keys_is_an_unsafe_fix(tmp_path: Path) -> None:
+    """A dict built at run time may mix key types, and ``sort_keys=True`` would then raise."""
+    path = tmp_path / "app.py"
+    path.write_text(_sort_keys_app("tools_data"))
+    code, out, _ = invoke(["check", "--no-cache", "--output-format", "concise", "app.py"], tmp_path)
+    assert code == 1 and "PFX401" in out and "PFX401 [*]" not in out, out
+    before = path.read_text()
+    invoke(["check", "--no-cache", "--fix", "app.py"], tmp_path)
+    assert path.read_text() == before
+    invoke(["check", "--no-cache", "--fix", "--unsafe-fixes", "app.py"], tmp_path)
+    assert "json.dumps(tools_data, sort_keys=True)" in path.read_text()
 
 
 def test_declared_source_encoding_is_read_and_kept(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -231,3 +251,32 @@ def test_fixed_template_is_rechecked_with_the_analyzers_extensions(tmp_path: Pat
     fine = with_fix("PFX101", (Edit(src.index("Hi"), src.index("Hi") + 2, "Hello"),), path=str(path))
     [outcome] = fix_files([fine], lambda p: Settings(), unsafe=False)
     assert outcome.changed and path.read_text() == src.replace("Hi", "Hello")
+
+
+@needs_analyzer
+@pytest.mark.parametrize(
+    ("names", "applicability"),
+    [
+        ('{"lookup", "list_runs", "tax_form"}', "safe"),
+        ('frozenset(["lookup", "list_runs"])', "safe"),
+        ('set(os.environ["TOOLS"].split(","))', "unsafe"),  # built at run time: not known to compare
+        ('{"lookup", 3}', "unsafe"),
+    ],
+)
+def test_sorted_over_a_set_is_safe_only_for_literal_strings(
+    tmp_path: Path, names: str, applicability: str
+) -> None:
+    (tmp_path / "app.py").write_text(
+        "import os\n\nimport openai\n\n"
+        f"NAMES = {names}\n\n\n"
+        "def ask(q, tool_names):\n"
+        '    system = "You can call: " + ", ".join(NAMES) + ". " + "Always call a tool first. " * 300\n'
+        "    return openai.OpenAI().chat.completions.create(\n"
+        '        model="gpt-4o",\n'
+        '        messages=[{"role": "system", "content": system}, {"role": "user", "content": q}],\n'
+        "    )\n"
+    )
+    code, out, _ = invoke(["check", "--no-cache", "--output-format", "json", "app.py"], tmp_path)
+    found = [f for f in json.loads(out) if f["code"] == "PFX402"]
+    assert code == 1 and len(found) == 1, out
+    assert found[0]["fix"]["applicability"] == applicability

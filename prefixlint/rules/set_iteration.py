@@ -34,17 +34,19 @@ class SetIteration(NondeterministicSerialization):
     of strings differs between processes and replicas. Tools or names listed in that order change
     the bytes of the prefix, and the cache misses.
 
-    Fix (safe): iterate in ``sorted(...)`` order.
+    Fix (unsafe; safe when the set is a literal of strings): iterate in ``sorted(...)`` order.
 
-    Fix safety: The fix is safe: ``sorted(...)`` yields the same elements, each once, in a fixed
-    order instead of the hash order, which was arbitrary before; only the order of the listed tools
-    or names changes. It assumes elements that compare with each other (strings, numbers, tuples of
-    them); a set mixing types would make ``sorted`` raise ``TypeError``.
+    Fix safety: The fix is unsafe in general: ``sorted(...)`` yields the same elements, each once, in
+    a fixed order instead of the hash order, but it raises ``TypeError`` on elements that do not
+    compare with each other (``{1, "a"}``, or objects without an order), which the analysis cannot
+    rule out for a set built at run time. It is marked safe when the set is a literal of string
+    literals (or a name bound to one, or ``set(...)``/``frozenset(...)`` of one): then only the
+    order of the listed tools or names changes.
     """
 
     code = "PFX402"
     name = "set-iteration"
-    fix_applicability = Applicability.SAFE
+    fix_applicability = Applicability.UNSAFE
     what = Nondeterminism.SET_ITERATION
     fix_purpose = "sorted"
     detail = "Iteration over a set, whose order changes between processes, builds this part"
@@ -53,6 +55,7 @@ class SetIteration(NondeterministicSerialization):
             _TOOLS.replace("{iter}", "allowed"),
             marker="for name",
             fixed=_TOOLS.replace("{iter}", "sorted(allowed)"),
+            unsafe=True,
         ),
         bad(_JOIN.format(iter="TOOL_NAMES"), fixed=_JOIN.format(iter="sorted(TOOL_NAMES)")),
     ]

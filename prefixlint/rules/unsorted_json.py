@@ -26,24 +26,28 @@ class UnsortedJson(NondeterministicSerialization):
     keys in another order. The serialized bytes then differ for the same logical request, and the
     cache misses from that point on.
 
-    Fix (safe): add ``sort_keys=True``.
+    Fix (unsafe; safe for the output of ``json.loads``): add ``sort_keys=True``.
 
-    Fix safety: The fix is safe: ``sort_keys=True`` changes only the order of the keys in the JSON
-    text, and the data read back from it is the same, so the program and the model get the same
-    information. It assumes keys that compare with each other, as the string keys of JSON objects
-    do; a dict mixing key types (``{1: 'a', 'b': 2}``) would make ``json.dumps`` raise
-    ``TypeError``.
+    Fix safety: The fix is unsafe in general: ``sort_keys=True`` changes only the order of the keys
+    in the JSON text, and the data read back from it is the same, but ``json.dumps`` then raises
+    ``TypeError`` on a dict, at any depth, whose keys do not compare with each other
+    (``{1: 'a', 'b': 2}``), which the analysis cannot rule out for a dict built at run time. It is
+    marked safe when the value is ``json.loads(...)``, whose keys are all strings.
     """
 
     code = "PFX401"
     name = "unsorted-json"
-    fix_applicability = Applicability.SAFE
+    fix_applicability = Applicability.UNSAFE
     what = Nondeterminism.UNSORTED_JSON
     fix_purpose = "sort-keys"
     detail = "`json.dumps` without `sort_keys=True` serializes data whose key order may change"
     INVALID = [
-        bad(_TEMPLATE.format(extra=""), fixed=_TEMPLATE.format(extra=", sort_keys=True")),
-        bad(_TEMPLATE.format(extra=", indent=2"), fixed=_TEMPLATE.format(extra=", indent=2, sort_keys=True")),
+        bad(_TEMPLATE.format(extra=""), fixed=_TEMPLATE.format(extra=", sort_keys=True"), unsafe=True),
+        bad(
+            _TEMPLATE.format(extra=", indent=2"),
+            fixed=_TEMPLATE.format(extra=", indent=2, sort_keys=True"),
+            unsafe=True,
+        ),
     ]
     VALID = [
         Example(_TEMPLATE.format(extra=", sort_keys=True")),

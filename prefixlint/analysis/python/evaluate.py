@@ -832,11 +832,44 @@ class Evaluator(TemplateMixin, MessagesMixin, KindsMixin):
             or self._literal(target, env)
         ):
             return [seg] if seg is not None else inner
-        fix = fixes.sort_keys_fix(env.mod, node)
+        fix = fixes.sort_keys_fix(env.mod, node, safe=_str_keys_only(target))
         extra = {"nondeterminism": Nondeterminism.UNSORTED_JSON, "fixes": (fix,) if fix else ()}
         if seg is not None:
             return [evolve(seg, **extra)]  # type: ignore[arg-type]
         return [evolve(inner[0], location=loc, **extra), *inner[1:]]  # type: ignore[arg-type]
+
+    def _bound_literal(self, name: cst.Name, env: Env) -> cst.BaseExpression | None:
+        """The one value assigned to ``name`` before this point (in the function, else the module)."""
+        if env.func is not None:
+            ops = local_ops(env.mod, env.func).get(name.value)
+            if ops:
+                before = ops_before(ops, env.pos)
+                return before[-1].value if len(before) == 1 and before[0].kind == "assign" else None
+        return env.mod.assigns.get(name.value)
+
+    def _string_items(self, node: cst.BaseExpression, env: Env, depth: int = 0) -> bool:
+        """True for a set, frozenset, list or tuple literal (or a name bound to one) of string literals:
+        its elements compare with each other, so ``sorted`` over it cannot raise."""
+        if depth > 4:
+            return False
+        if isinstance(node, cst.Name):
+            value = self._bound_literal(node, env)
+            return value is not None and self._string_items(value, env, depth + 1)
+        if (
+            isinstance(node, cst.Call)
+            and isinstance(node.func, cst.Name)
+            and node.func.value in ("set", "frozenset")
+            and len(node.args) == 1
+            and node.args[0].keyword is None
+            and not node.args[0].star
+        ):
+            return self._string_items(node.args[0].value, env, depth + 1)
+        if isinstance(node, (cst.Set, cst.List, cst.Tuple)):
+            return bool(node.elements) and all(
+                isinstance(el, cst.Element) and isinstance(el.value, (cst.SimpleString, cst.ConcatenatedString))
+                for el in node.elements
+            )
+        return False
 
     def _literal(self, node: cst.BaseExpression, env: Env, depth: int = 0) -> bool:
         """True for a literal dict/list (or a name bound to one) whose key order is fixed in the source."""
@@ -847,16 +880,7 @@ class Evaluator(TemplateMixin, MessagesMixin, KindsMixin):
         if isinstance(node, cst.Name):
             if node.value in ("True", "False", "None"):
                 return True
-            value = None
-            if env.func is not None:
-                ops = local_ops(env.mod, env.func).get(node.value)
-                if ops:
-                    before = ops_before(ops, env.pos)
-                    value = before[-1].value if len(before) == 1 and before[0].kind == "assign" else None
-                    if value is None:
-                        return False
-            if value is None and node.value in env.mod.assigns:
-                value = env.mod.assigns[node.value]
+            value = self._bound_literal(node, env)
             return value is not None and self._literal(value, env, depth + 1)
         if isinstance(node, cst.Dict):
             return all(
@@ -970,6 +994,18 @@ class Evaluator(TemplateMixin, MessagesMixin, KindsMixin):
                 out.extend(item)
             return out
         return [dynamic(DynamicKind.UNKNOWN, _unknown(env), env.mod.source(node)[:60], loc, confidence=0.3)]
+
+
+def _str_keys_only(node: cst.BaseExpression) -> bool:
+    """True when ``node`` is ``json.loads(...)``: every key, at every depth, is a string, so
+    ``sort_keys=True`` cannot raise ``TypeError`` on keys that do not compare."""
+    return (
+        isinstance(node, cst.Call)
+        and isinstance(node.func, cst.Attribute)
+        and isinstance(node.func.value, cst.Name)
+        and node.func.value.value == "json"
+        and node.func.attr.value == "loads"
+    )
 
 
 def _is_none(node: cst.BaseExpression) -> bool:

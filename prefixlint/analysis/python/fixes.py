@@ -8,8 +8,12 @@ from prefixlint.analysis.python.collect import ModuleInfo
 from prefixlint.model.edits import Applicability, Edit, Fix
 
 
-def sort_keys_fix(mod: ModuleInfo, call: cst.Call) -> Fix | None:
-    """Add ``sort_keys=True`` to a ``json.dumps(...)`` call."""
+def _safety(safe: bool) -> Applicability:
+    return Applicability.SAFE if safe else Applicability.UNSAFE
+
+
+def sort_keys_fix(mod: ModuleInfo, call: cst.Call, safe: bool = False) -> Fix | None:
+    """Add ``sort_keys=True`` to a ``json.dumps(...)`` call; ``safe`` when every key is a string."""
     span = mod.span(call)
     if span is None or not call.args:
         return None
@@ -24,14 +28,12 @@ def sort_keys_fix(mod: ModuleInfo, call: cst.Call) -> Fix | None:
         arg_span = mod.span(last)
         pos = arg_span[1] if arg_span else end
         insert = " sort_keys=True,"
-        return Fix(
-            "Add `sort_keys=True`", (Edit(pos, pos, insert),), Applicability.SAFE, "sort-keys", mod.path
-        )
-    return Fix("Add `sort_keys=True`", (Edit(end, end, insert),), Applicability.SAFE, "sort-keys", mod.path)
+        return Fix("Add `sort_keys=True`", (Edit(pos, pos, insert),), _safety(safe), "sort-keys", mod.path)
+    return Fix("Add `sort_keys=True`", (Edit(end, end, insert),), _safety(safe), "sort-keys", mod.path)
 
 
-def sorted_fix(mod: ModuleInfo, iter_node: cst.BaseExpression) -> Fix | None:
-    """Wrap the iterable of a set iteration in ``sorted(...)``."""
+def sorted_fix(mod: ModuleInfo, iter_node: cst.BaseExpression, safe: bool = False) -> Fix | None:
+    """Wrap the iterable of a set iteration in ``sorted(...)``; ``safe`` when its items are strings."""
     span = mod.span(iter_node)
     if span is None:
         return None
@@ -39,7 +41,7 @@ def sorted_fix(mod: ModuleInfo, iter_node: cst.BaseExpression) -> Fix | None:
     return Fix(
         "Iterate in sorted order",
         (Edit(span[0], span[1], f"sorted({src})"),),
-        Applicability.SAFE,
+        _safety(safe),
         "sorted",
         mod.path,
     )

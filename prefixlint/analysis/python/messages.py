@@ -467,7 +467,8 @@ class MessagesMixin:
         return [mark(segs, repeated=True)] if not is_static(segs) else [segs]
 
     def _unordered(self, iter_node: cst.CSTNode, env: Env, segs: list[Segment]) -> list[Segment]:
-        fix = fixes.sorted_fix(env.mod, iter_node)  # type: ignore[arg-type]
+        safe = self._string_items(iter_node, env)  # type: ignore[attr-defined,arg-type]
+        fix = fixes.sorted_fix(env.mod, iter_node, safe=safe)  # type: ignore[arg-type]
         if not segs:
             segs = [static(env.mod.source(iter_node), env.mod.loc(iter_node))]
         first = evolve(
