@@ -122,7 +122,8 @@ def test_invalid_example_fires(rule: type[Rule], example: Example, tmp_path: Pat
         assert f.code == rule.code and f.rule_name == rule.name and f.message
         assert f.impact is None or f.impact.tokens_lost >= 0
         # An unsafe fix may be marked safe where the analysis knows more, when its docs say when.
-        safer = {Applicability.SAFE} if "marked safe when" in " ".join(rule.documentation().split()) else set()
+        doc = " ".join(rule.documentation().split())
+        safer = {Applicability.SAFE} if "marked safe when" in doc else set()
         assert f.fix is None or f.fix.applicability in {rule.fix_applicability, *safer}, rule.code
     assert render_findings(findings, tmp_path) == snapshot
     if example.fixed is not None:

@@ -865,9 +865,9 @@ class Evaluator(TemplateMixin, MessagesMixin, KindsMixin):
         ):
             return self._string_items(node.args[0].value, env, depth + 1)
         if isinstance(node, (cst.Set, cst.List, cst.Tuple)):
+            strings = (cst.SimpleString, cst.ConcatenatedString)
             return bool(node.elements) and all(
-                isinstance(el, cst.Element) and isinstance(el.value, (cst.SimpleString, cst.ConcatenatedString))
-                for el in node.elements
+                isinstance(el, cst.Element) and isinstance(el.value, strings) for el in node.elements
             )
         return False
 
