@@ -488,3 +488,34 @@ def test_template_from_a_prompt_file_and_a_dedented_constant(tmp_path: Path) -> 
     found = codes(check(tmp_path, files))
     # ``date.today()`` is a date: PFX111
     assert found == [("PFX111", "app.py", 9), ("PFX111", "prompts/system.txt", 1)]
+
+
+# --- message lists: a module constant, LangChain message objects, a set in the prompt -------------
+
+
+def test_module_message_list_langchain_messages_and_a_set_in_the_prompt(tmp_path: Path) -> None:
+    """A message list defined at module level (its timestamp is computed once: PFX201), LangChain
+    ``SystemMessage(...)`` with its text as the first positional argument (PFX101), and a set
+    iterated into the system prompt (PFX402, fixed by ``sorted(...)``).
+    Catches: a module-level message list read as conversation history, the first positional argument
+    of a message constructor not read as its content, or the ``sorted`` fix of set iteration dropped."""
+    app = (
+        "from datetime import datetime\n\n"
+        "from langchain_core.messages import HumanMessage, SystemMessage\n"
+        "from langchain_openai import ChatOpenAI\n" + OPENAI + 'llm = ChatOpenAI(model="gpt-4.1")\n'
+        f"RULES = {RULES!r}\n"
+        'TOOLS = {"lookup", "escalate", "refund"}\n'
+        'BASE = [{"role": "system", "content": f"Started {datetime.now():%H:%M}.\\n" + RULES}]\n\n\n'
+        "def ask(q):\n"
+        '    return client.chat.completions.create(model="gpt-4.1", messages=BASE + '
+        '[{"role": "user", "content": q}])\n\n\n'
+        "def ask_chain(q):\n"
+        '    return llm.invoke([SystemMessage(f"Now {datetime.now():%H:%M}.\\n" + RULES), HumanMessage(q)])\n\n\n'
+        "def ask_tools(q):\n"
+        '    system = "Tools:\\n" + "\\n".join(f"- {t}" for t in TOOLS) + "\\n" + RULES\n'
+        f"    return {send('system')}\n"
+    )
+    found = check(tmp_path, {"app.py": app})
+    assert codes(found) == [("PFX201", "app.py", 11), ("PFX101", "app.py", 19), ("PFX402", "app.py", 23)]
+    (edit,) = found[2]["fix"]["edits"]
+    assert edit["content"] == "sorted(TOOLS)"
