@@ -488,3 +488,69 @@ def test_template_from_a_prompt_file_and_a_dedented_constant(tmp_path: Path) -> 
     found = codes(check(tmp_path, files))
     # ``date.today()`` is a date: PFX111
     assert found == [("PFX111", "app.py", 9), ("PFX111", "prompts/system.txt", 1)]
+
+
+# --- message lists: a module constant, LangChain message objects, a set in the prompt -------------
+
+
+def test_module_message_list_langchain_messages_and_a_set_in_the_prompt(tmp_path: Path) -> None:
+    """A message list defined at module level (its timestamp is computed once: PFX201), LangChain
+    ``SystemMessage(...)`` with its text as the first positional argument (PFX101), and a set
+    iterated into the system prompt (PFX402, fixed by ``sorted(...)``).
+    Catches: a module-level message list read as conversation history, the first positional argument
+    of a message constructor not read as its content, or the ``sorted`` fix of set iteration dropped."""
+    app = (
+        "from datetime import datetime\n\n"
+        "from langchain_core.messages import HumanMessage, SystemMessage\n"
+        "from langchain_openai import ChatOpenAI\n" + OPENAI + 'llm = ChatOpenAI(model="gpt-4.1")\n'
+        f"RULES = {RULES!r}\n"
+        'TOOLS = {"lookup", "escalate", "refund"}\n'
+        'BASE = [{"role": "system", "content": f"Started {datetime.now():%H:%M}.\\n" + RULES}]\n\n\n'
+        "def ask(q):\n"
+        '    return client.chat.completions.create(model="gpt-4.1", messages=BASE + '
+        '[{"role": "user", "content": q}])\n\n\n'
+        "def ask_chain(q):\n"
+        '    system = SystemMessage(f"Now {datetime.now():%H:%M}.\\n" + RULES)\n'
+        "    return llm.invoke([system, HumanMessage(q)])\n\n\n"
+        "def ask_tools(q):\n"
+        '    system = "Tools:\\n" + "\\n".join(f"- {t}" for t in TOOLS) + "\\n" + RULES\n'
+        f"    return {send('system')}\n"
+    )
+    found = check(tmp_path, {"app.py": app})
+    assert codes(found) == [("PFX201", "app.py", 11), ("PFX101", "app.py", 19), ("PFX402", "app.py", 24)]
+    (edit,) = found[2]["fix"]["edits"]
+    assert edit["content"] == "sorted(TOOLS)"
+
+
+def test_a_prompt_built_under_a_prompt_name_and_sent_nowhere_in_view(tmp_path: Path) -> None:
+    """A local variable named like a prompt (``system_prompt``) that holds a timestamp ahead of the
+    rules is reported by its name even though no send is in view; the same text under another name
+    (``note``) is not.
+    Catches: the prompt-name test on local variables inverted or dropped."""
+    app = (
+        "from datetime import datetime\n\n" + f"RULES = {RULES * 4!r}\n\n\n"
+        "def build(log):\n"
+        '    system_prompt = f"Now {datetime.now():%H:%M}.\\n" + RULES\n'
+        '    note = f"Now {datetime.now():%H:%M}.\\n" + RULES\n'
+        "    log(note)\n"
+        "    return system_prompt\n"
+    )
+    assert codes(check(tmp_path, {"app.py": app})) == [("PFX101", "app.py", 7)]
+
+
+def test_a_helper_with_an_early_bare_return(tmp_path: Path) -> None:
+    """A helper that returns early with a bare ``return`` and otherwise returns a dated prompt: the
+    prompt is the one value it returns (a bare return gives nothing to send), not an alternative.
+    Catches: a bare ``return`` collected as one of the helper's return values."""
+    app = (
+        "from datetime import datetime\n" + OPENAI + f"RULES = {RULES!r}\n\n\n"
+        "def system_text(q):\n"
+        "    if not q:\n"
+        "        return\n"
+        '    return f"Now {datetime.now():%H:%M}.\\n" + RULES\n\n\n'
+        "def ask(q):\n"
+        f"    return {send('system_text(q)')}\n"
+    )
+    found = check(tmp_path, {"app.py": app})
+    assert codes(found) == [("PFX101", "app.py", 11)]
+    assert "(conditionally)" not in found[0]["message"]

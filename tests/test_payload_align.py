@@ -12,7 +12,7 @@ from prefixlint.analysis.payloads.divergence import first_divergence
 from prefixlint.analysis.payloads.documents import read_payload_file
 from prefixlint.analysis.payloads.pieces import PieceCache, pieces_from_request
 from prefixlint.analysis.payloads.samples import make_sample
-from prefixlint.model.layout import DynamicKind, Nondeterminism
+from prefixlint.model.layout import DynamicKind, Nondeterminism, Section
 from prefixlint.model.settings import Settings
 from prefixlint.model.tokens import Tokenizer, tokenizer_for
 from prefixlint.model.volatile_patterns import classify_values, find_volatile, volatile_patterns
@@ -170,7 +170,9 @@ def test_aligned_layout_marks_spans_and_tool_order() -> None:
     assert [s.kind for s in dyn] == [DynamicKind.TIMESTAMP] and dyn[0].label == "2026-11-29T10:15:03Z"
     line = texts[0][1].splitlines()[dyn[0].location.line - 1]
     assert line[dyn[0].location.col : dyn[0].location.end_col] == "2026-11-29T10:15:03Z"
-    assert any(s.nondeterminism is Nondeterminism.TOOL_ORDER for s in ref.segments)
+    (order,) = [s for s in ref.segments if s.nondeterminism is Nondeterminism.TOOL_ORDER]
+    # the first tool's segment, located at the ``tools`` key
+    assert order.section is Section.TOOLS and '"tools"' in texts[0][1].splitlines()[order.location.line - 1]
     assert sum(s.tokens for s in ref.segments) == out["a.json"].layouts[0].total_tokens()
 
 
@@ -202,3 +204,25 @@ def test_the_pytest_helper_counts_to_the_token() -> None:
     a, b = body(f"{LONG} Alpha"), body(f"{LONG} Beta")
     result = shared_prefix(a, b, through_sdk=False)
     assert result.exact and result.tokens == 4 + len(tokenizer_for("openai", "gpt-4.1").encode(LONG))
+
+
+def test_a_messages_body_is_anthropic_whatever_its_model_is_named() -> None:
+    """An Anthropic Messages body sent to a gateway under an in-house model name is still priced as
+    Anthropic's (the API says it, not the name)."""
+    pf = read_payload_file(
+        "r.json", json.dumps({"model": "house-model", "max_tokens": 5, "system": "S", "messages": []})
+    )
+    assert pf.payloads[0].api == "messages"
+    layouts, _ = PayloadAnalyzer(Settings()).layouts(pf.payloads)
+    assert (layouts[0].provider, layouts[0].model) == ("anthropic", "house-model")
+
+
+def test_the_provider_given_wins_over_the_one_the_request_names() -> None:
+    """``diff --provider anthropic`` on OpenAI-shaped requests cuts them with Anthropic's (estimated)
+    tokenizer; without it, the request's own provider (OpenAI's exact tokenizer)."""
+    from prefixlint.analysis.payloads.compare import Input, read_samples
+
+    inputs = [Input("a.json", json.dumps(body(LONG)))]
+    _, given, _ = read_samples(inputs, Settings(), provider="anthropic")
+    _, found, _ = read_samples(inputs, Settings())
+    assert (given.tokenizer.exact, found.tokenizer.exact) == (False, True)

@@ -120,3 +120,52 @@ def test_appended_history_reuses_pieces_and_matches_a_fresh_computation() -> Non
     # new tools invalidate the reuse: the chain starts with them
     with_tools = pieces_from_request({"messages": history, "tools": [TOOL]}, "chat", cache)
     assert with_tools[0].path == "tools[0]" and with_tools[1].chain != edited[0].chain
+
+
+def test_a_piece_digest_is_the_same_from_the_cache_and_fresh() -> None:
+    """The digest of a piece already tokenized (a cache hit) is the one a fresh cache computes, and
+    differs from another text's: two requests compare by it."""
+    tok = tokenizer_for("openai", "gpt-4o")
+    warm, cold = PieceCache(tok), PieceCache(tok)
+    warm.entry("system", "system", "Be brief.")
+    hit = warm.digest("system", "system", "Be brief.")
+    assert isinstance(hit, bytes) and hit == cold.digest("system", "system", "Be brief.")
+    assert hit != warm.digest("system", "system", "Be long.")
+
+
+def test_a_key_that_is_not_an_identifier_is_quoted_as_written() -> None:
+    """A path into a payload names a non-identifier key as JSON, with its characters as written."""
+    from prefixlint.analysis.payloads.json_reader import child_path
+
+    assert child_path("metadata", "café menu") == 'metadata["café menu"]'
+    assert child_path("", "tenant") == "tenant"
+
+
+def test_shared_tokens_of_an_estimating_tokenizer_stop_at_the_first_difference() -> None:
+    """Without a real encoding, the shared prefix is the estimate of the common characters."""
+    from prefixlint.analysis.payloads.divergence import shared_tokens
+    from prefixlint.model.tokens import Tokenizer
+
+    est = Tokenizer("o200k_base", exact=False, source="estimate")
+    head = "You plan train journeys across Europe and list the changes. "
+    a, b = head + "Alpha " * 40, head + "Beta " * 40
+    assert shared_tokens(est, a, b) == est.count(head) < est.count(a)
+    assert shared_tokens(est, a, a) == est.count(a)
+
+
+def test_a_message_with_null_content_is_one_piece_of_its_other_fields() -> None:
+    """``{"role": "assistant", "content": null}`` (a turn that only called tools, logged without its
+    calls) is one piece of what it holds besides its role, labelled with the message's path."""
+    body = {
+        "model": "gpt-4o",
+        "messages": [
+            {"role": "system", "content": "S"},
+            {"role": "assistant", "content": None},
+            {"role": "user", "content": "c"},
+        ],
+    }
+    assert [(s.label, s.text) for s in layout_from_request(body)] == [
+        ("messages[0].content", "S"),
+        ("messages[1]", '{"content":null}'),
+        ("messages[2].content", "c"),
+    ]
