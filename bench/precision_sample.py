@@ -60,14 +60,18 @@ def commit() -> str:
 
 def table(sample: list[tuple[str, dict]]) -> str:
     rows = [
-        "| # | Repository | Location | Code | Severity | Blocking | Message (excerpt) | Verdict |",
-        "| ---: | --- | --- | --- | --- | --- | --- | --- |",
+        "| # | Repository | Location | Code | Severity | Blocking | Static tokens after | Message (excerpt) "
+        "| Verdict |",
+        "| ---: | --- | --- | --- | --- | --- | ---: | --- | --- |",
     ]
     for i, (repo, f) in enumerate(sample, 1):
         loc = f"`{f.get('filename')}:{(f.get('location') or {}).get('row')}`"
         blocking = "yes" if f.get("blocking") else "no"
         msg = excerpt(f.get("message", ""))
-        rows.append(f"| {i} | {repo} | {loc} | {f['code']} | {f.get('severity')} | {blocking} | {msg} | |")
+        lost = (f.get("impact") or {}).get("tokens_lost", "")
+        rows.append(
+            f"| {i} | {repo} | {loc} | {f['code']} | {f.get('severity')} | {blocking} | {lost} | {msg} | |"
+        )
     return "\n".join(rows) + "\n"
 
 

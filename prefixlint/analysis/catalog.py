@@ -26,14 +26,22 @@ else:  # pragma: no cover
 _V = TypeVar("_V")
 
 
+_GLOB = re.compile(r"[*?\[]")
+
+
 def call_matches(dotted: str, pattern: str) -> bool:
     """True when the dotted call name matches a catalog glob.
 
     ``from datetime import datetime; datetime.now`` and ``dt.datetime.now`` both match ``datetime.now``.
+    Most catalog entries are plain names or ``*.name``: those are compared as strings, so a run does
+    not compile a regular expression for each of the hundreds of entries (as ``fnmatch`` would).
     """
-    if fnmatch.fnmatchcase(dotted, pattern):
+    if pattern.startswith("*"):
+        rest = pattern[1:]
+        return dotted.endswith(rest) if not _GLOB.search(rest) else fnmatch.fnmatchcase(dotted, pattern)
+    if dotted == pattern or ("." in pattern and dotted.endswith("." + pattern)):
         return True
-    return "." in pattern and not pattern.startswith("*") and dotted.endswith("." + pattern)
+    return _GLOB.search(pattern) is not None and fnmatch.fnmatchcase(dotted, pattern)
 
 
 @dataclass(frozen=True)
