@@ -27,6 +27,8 @@ _V = TypeVar("_V")
 
 
 _GLOB = re.compile(r"[*?\[]")
+# Attribute names that name their owner: ``x.name`` is whatever ``x`` is the name of.
+_OWNER_WORDS = frozenset({"name"})
 
 
 def call_matches(dotted: str, pattern: str) -> bool:
@@ -164,6 +166,11 @@ class Catalog:
         last = name.rsplit(".", 1)[-1].strip("_").lower()
         if not last:
             return None, 0.0
+        if last in _OWNER_WORDS and "." in name:
+            # ``user.name`` is a user's identity; ``project.name``, ``tool.name`` or ``self.name`` is the
+            # name of something else, which says nothing about who asks
+            kind, confidence = self.classify_name(name.rsplit(".", 1)[0])
+            return (kind, confidence) if kind is DynamicKind.USER_IDENTITY else (None, 0.0)
         for regex, kind in self.name_regexes:
             if regex.fullmatch(last):
                 return kind, 0.8
