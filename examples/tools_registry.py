@@ -17,7 +17,12 @@ ENABLED = {"get_order", "refund", "track"}
 
 def run(customer: dict, question: str):
     tools = [REGISTRY[name] for name in ENABLED]
-    system = "Customer record:\n" + json.dumps(customer) + "\nUse the tools to answer; never guess order data."
+    system = (
+        "Customer record:\n"
+        + json.dumps(customer)
+        + "\nUse the tools to answer; never guess order data. Confirm a refund with the customer before"
+        " you issue it, and say when a tracking number is not yet available."
+    )
     return client.chat.completions.create(
         model="gpt-4.1",
         tools=tools,

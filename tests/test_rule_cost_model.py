@@ -172,6 +172,19 @@ def test_history_after_the_value_can_make_the_prompt_reach_the_minimum() -> None
     assert finding.blocking
 
 
+def test_a_value_ahead_of_a_label_or_one_sentence_is_not_reported() -> None:
+    # an "Answer:" label or one closing sentence behind a per-request value is not worth moving it for
+    for tail in ("\nAnswer:", "Reply in one short sentence and cite the order number."):
+        assert codes(layout(value(3, "time.time()"), text(tail))) == []
+        assert codes(layout(value(3, "question", DynamicKind.USER_INPUT), text(tail))) == []
+    # two sentences more and it is reported again (informational: nothing can be cached yet)
+    (finding,) = run("PFX101", layout(value(3, "time.time()"), text(SHORT)))
+    assert finding.impact is not None and finding.impact.tokens_lost >= 25
+    # conversation history behind the short text still makes the value worth moving
+    history = Segment(Section.MESSAGES, static=False, kind=DynamicKind.HISTORY, label="history")
+    assert codes(layout(value(3, "time.time()"), text("\nAnswer:"), history)) == ["PFX101"]
+
+
 def test_min_impact_tokens_decides_what_blocks() -> None:
     lay = layout(text(LONG), value(3, "time.time()"), text(GUIDE * 5))  # ~175 tokens at stake
     (default,) = run("PFX101", lay)

@@ -345,3 +345,16 @@ def test_included_templates_are_parsed_once_per_process(tmp_path: Path):
     after = parse_jinja.cache_info()
     assert after.misses - before.misses == 2  # the main text and part.j2, once each
     assert after.hits - before.hits >= 4
+
+
+def test_the_name_of_a_project_or_a_tool_is_not_a_user_identity():
+    # `x.name` is whatever `x` is the name of: a user's name splits the cache per user, the name of a
+    # project or a tool says nothing about who asks
+    r = jinja("{{ customer.name }} {{ project.name }} {{ tool.name }} {{ self.user.name }}")
+    kinds = [s.kind for s in r.segments if s.dynamic]
+    assert kinds == [
+        DynamicKind.USER_IDENTITY,
+        DynamicKind.UNKNOWN,
+        DynamicKind.UNKNOWN,
+        DynamicKind.USER_IDENTITY,
+    ]

@@ -26,14 +26,24 @@ else:  # pragma: no cover
 _V = TypeVar("_V")
 
 
+_GLOB = re.compile(r"[*?\[]")
+# Attribute names that name their owner: ``x.name`` is whatever ``x`` is the name of.
+_OWNER_WORDS = frozenset({"name"})
+
+
 def call_matches(dotted: str, pattern: str) -> bool:
     """True when the dotted call name matches a catalog glob.
 
     ``from datetime import datetime; datetime.now`` and ``dt.datetime.now`` both match ``datetime.now``.
+    Most catalog entries are plain names or ``*.name``: those are compared as strings, so a run does
+    not compile a regular expression for each of the hundreds of entries (as ``fnmatch`` would).
     """
-    if fnmatch.fnmatchcase(dotted, pattern):
+    if pattern.startswith("*"):
+        rest = pattern[1:]
+        return dotted.endswith(rest) if not _GLOB.search(rest) else fnmatch.fnmatchcase(dotted, pattern)
+    if dotted == pattern or ("." in pattern and dotted.endswith("." + pattern)):
         return True
-    return "." in pattern and not pattern.startswith("*") and dotted.endswith("." + pattern)
+    return _GLOB.search(pattern) is not None and fnmatch.fnmatchcase(dotted, pattern)
 
 
 @dataclass(frozen=True)
@@ -156,6 +166,11 @@ class Catalog:
         last = name.rsplit(".", 1)[-1].strip("_").lower()
         if not last:
             return None, 0.0
+        if last in _OWNER_WORDS and "." in name:
+            # ``user.name`` is a user's identity; ``project.name``, ``tool.name`` or ``self.name`` is the
+            # name of something else, which says nothing about who asks
+            kind, confidence = self.classify_name(name.rsplit(".", 1)[0])
+            return (kind, confidence) if kind is DynamicKind.USER_IDENTITY else (None, 0.0)
         for regex, kind in self.name_regexes:
             if regex.fullmatch(last):
                 return kind, 0.8

@@ -112,6 +112,11 @@ def _varies_message(layout: Layout, index: int, what: str, label: str, impact: s
     )
 
 
+# Fewer static tokens than this after a value (a label such as ``Output:``, one closing sentence)
+# are not worth moving it for: nothing is reported unless conversation history follows it.
+MIN_STATIC_TOKENS_AFTER = 25
+
+
 class DynamicBeforeStatic(Rule):
     """Base: a dynamic value of ``kind`` computed at ``timing`` with static text after it.
 
@@ -129,8 +134,11 @@ class DynamicBeforeStatic(Rule):
         return seg.kind is self.kind and seg.timing is self.timing and not coarse(seg)
 
     def reportable(self, impact: Impact, ctx: RuleContext) -> bool:
-        """Whether a matching value with this impact is reported (some static text is lost)."""
-        return impact.tokens_lost > 0
+        """Whether a matching value with this impact is reported: a static body worth moving it
+        for follows it (:data:`MIN_STATIC_TOKENS_AFTER`), or conversation history does."""
+        if impact.history_follows:
+            return impact.tokens_lost > 0
+        return impact.tokens_lost >= MIN_STATIC_TOKENS_AFTER
 
     def when(self, seg: Segment) -> str:
         """What is known of when the value is computed, as the message says it."""

@@ -13,6 +13,14 @@ from prefixlint.rules._dynamic import DynamicBeforeStatic, pick_fix
 from prefixlint.rules._examples import bad, chat
 from prefixlint.rules.base import Example
 
+# The static body of an inline example: long enough to be worth moving a value for.
+_SUPPORT = (
+    "You are a support agent for a bicycle shop. Answer questions about orders, repairs and returns "
+    "in at most three sentences. Never promise delivery dates or prices that the order does not show, "
+    "and ask for the order number when it is missing. Reply in the language of the customer, "
+    "and hand the conversation to a person when the customer asks for one."
+)
+
 
 class TimestampBeforeStatic(DynamicBeforeStatic):
     """A timestamp computed per request, finer than a day, sits ahead of static prompt text.
@@ -54,11 +62,11 @@ class TimestampBeforeStatic(DynamicBeforeStatic):
     INVALID = [
         bad(
             chat(
-                'f"Now: {datetime.now():%H:%M}.\\nYou are a support agent. Answer briefly."',
+                'f"Now: {datetime.now():%H:%M}.\\n' + _SUPPORT + '"',
                 imports="from datetime import datetime\n",
             ),
             fixed=chat(
-                'f"You are a support agent. Answer briefly.\\nNow: {datetime.now():%H:%M}."',
+                'f"' + _SUPPORT + '\\nNow: {datetime.now():%H:%M}."',
                 imports="from datetime import datetime\n",
             ),
             unsafe=True,
