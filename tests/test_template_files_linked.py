@@ -251,22 +251,7 @@ LINE = {
 }
 
 
-@pytest.mark.parametrize(
-    "case",
-    [
-        pytest.param(
-            c,
-            marks=pytest.mark.xfail(
-                reason="after the kinds merge the replace-chain fill is reported at the Python fill "
-                "site, not on the template line (open, issue 10)",
-                strict=True,
-            ),
-        )
-        if c == "read-text-replace-chain"
-        else c
-        for c in sorted(LINKED)
-    ],
-)
+@pytest.mark.parametrize("case", sorted(LINKED))
 def test_per_request_fill_is_reported_on_the_template_line(tmp_path: Path, case: str):
     name, text, body = LINKED[case]
     module = _module(body)

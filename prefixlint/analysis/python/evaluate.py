@@ -191,7 +191,7 @@ class Evaluator(TemplateMixin, MessagesMixin, KindsMixin):
     def _t_Name(self, node: cst.Name, env: Env) -> list[Segment]:
         name = node.value
         loc = env.mod.loc(node)
-        if name in env.bindings:
+        if name in env.bindings and not self._reassigned_param(name, env):
             # a helper's parameter: the value passes through its use here (the line a user moves)
             return with_chain(env.bindings[name], loc)
         if env.func is not None:
@@ -218,6 +218,13 @@ class Evaluator(TemplateMixin, MessagesMixin, KindsMixin):
         if kind is DynamicKind.UNKNOWN:
             return [dynamic(kind, _unknown(env), name, loc, confidence=0.3)]
         return [named(self.catalog, kind, env.timing, name, name, loc, confidence=min(conf, 0.6))]
+
+    def _reassigned_param(self, name: str, env: Env) -> bool:
+        """True when a bound parameter was set again before this use (``t = t.replace(...)``)."""
+        if env.func is None or find_param(env.func, name) is None:
+            return False
+        before = ops_before(local_ops(env.mod, env.func).get(name) or [], env.pos)
+        return any(op.kind == "assign" for op in before)
 
     def constant(self, mod: ModuleInfo, name: str) -> list[Segment]:
         """A module-level constant, evaluated once (import time)."""
@@ -711,6 +718,14 @@ class Evaluator(TemplateMixin, MessagesMixin, KindsMixin):
                 got = self._imported(mod, base)
                 if got is not None and got[1] is None and attr in got[0].functions:
                     return FnRef(got[0].functions[attr], got[0], None)
+                if got is not None and got[1] in got[0].classes and attr in got[0].classes[got[1]].methods:
+                    # ``Builder.fill(...)``: a static or class method of an imported class
+                    cls = got[0].classes[got[1]]
+                    method = cls.methods[attr]
+                    if any(
+                        dotted_name(d.decorator) in ("staticmethod", "classmethod") for d in method.decorators
+                    ):
+                        return FnRef(method, got[0], cls)
             if base not in env.bindings and base != "self":
                 inst = self._instance(base, env)
                 if inst is not None and attr in inst[0].methods:

@@ -59,7 +59,7 @@ def registry_fills(ev: Evaluator, mod: ModuleInfo) -> list[tuple[str, list[Segme
             if tmpl is None:
                 continue
             segs = _fill(ev, tmpl, found, site.node, env)
-            if segs is not None and _breaks_ahead_of_static(segs):
+            if segs is not None and breaks_ahead_of_static(segs):
                 out.append((f"{tmpl.name} (looked up here)", segs, mod.loc(site.node)))
             break
     return out
@@ -131,7 +131,7 @@ def _fill(
     return ev.render(src, tmpl.style, binds, env, call)
 
 
-def _breaks_ahead_of_static(segs: list[Segment]) -> bool:
+def breaks_ahead_of_static(segs: list[Segment]) -> bool:
     """True when the first per-request value is followed by a long static body."""
     for i, seg in enumerate(segs):
         if seg.breaks_cache and seg.kind is not None and seg.timing is Timing.REQUEST:
