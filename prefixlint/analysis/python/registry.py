@@ -59,7 +59,7 @@ def registry_fills(ev: Evaluator, mod: ModuleInfo) -> list[tuple[str, list[Segme
             if tmpl is None:
                 continue
             segs = _fill(ev, tmpl, found, site.node, env)
-            if segs is not None and breaks_ahead_of_static(segs):
+            if breaks_ahead_of_static(segs):
                 out.append((f"{tmpl.name} (looked up here)", segs, mod.loc(site.node)))
             break
     return out
@@ -114,21 +114,12 @@ def _names(ev: Evaluator, node: cst.BaseExpression, env: Env) -> set[str]:
 
 def _fill(
     ev: Evaluator, tmpl: NamedTemplate, found: tuple[cst.Dict, Env], call: cst.Call, env: Env
-) -> list[Segment] | None:
-    try:
-        from prefixlint.analysis.templates.structured import keyed_value
-
-        text = Path(tmpl.path).read_text("utf-8")
-    except (ImportError, OSError, UnicodeDecodeError):
-        return None
-    at = keyed_value(text, list(tmpl.keys), "yaml")
-    if at is None:
-        return None
+) -> list[Segment]:
     ev.dependencies.add(tmpl.path)
     loc = env.mod.loc(call)
+    at = tmpl.body
     src = TemplateSrc(at.text, tmpl.path, at.line, at.col, (loc,) if loc else (), indent=at.indent)
-    binds = ev._dict_binds(*found)
-    return ev.render(src, tmpl.style, binds, env, call)
+    return ev.render(src, tmpl.style, ev._dict_binds(*found), env, call)
 
 
 def breaks_ahead_of_static(segs: list[Segment]) -> bool:

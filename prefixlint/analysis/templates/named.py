@@ -14,12 +14,14 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from prefixlint.analysis.templates.files import _index
+from prefixlint.analysis.templates.structured import KeyedText, yaml_scalar_text
 
 _SUFFIXES = (".yaml", ".yml")
 _MAX_BYTES = 512_000
 _MAX_DEPTH = 3  # keys below a top-level entry searched for its template text
-_FORMAT = re.compile(r"(?<!\{)\{([A-Za-z_][A-Za-z0-9_]*)\}(?!\})")
-_JINJA = re.compile(r"\{\{-?\s*([A-Za-z_][A-Za-z0-9_]*)")
+# ``${VAR}`` and ``${{ github.x }}`` (compose files, workflows) are not prompt placeholders
+_FORMAT = re.compile(r"(?<![{$])\{([A-Za-z_][A-Za-z0-9_]*)\}(?!\})")
+_JINJA = re.compile(r"(?<!\$)\{\{-?\s*([A-Za-z_][A-Za-z0-9_]*)")
 
 
 @dataclass(frozen=True)
@@ -31,6 +33,7 @@ class NamedTemplate:
     keys: tuple[str, ...]  # key path of its text in the YAML document
     placeholders: frozenset[str]
     style: str  # "format" or "jinja"
+    body: KeyedText  # its text, and where that starts in the file
 
 
 def placeholders_of(text: str) -> tuple[frozenset[str], str]:
@@ -67,7 +70,7 @@ def _templates_in(path: str) -> list[NamedTemplate]:
     try:
         import yaml
 
-        doc = yaml.compose(text, Loader=yaml.SafeLoader)
+        doc = yaml.compose(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
     except Exception:  # not YAML we can read: no templates
         return []
     if not isinstance(doc, yaml.MappingNode):
@@ -76,27 +79,30 @@ def _templates_in(path: str) -> list[NamedTemplate]:
     for key, value in doc.value:
         if not isinstance(key, yaml.ScalarNode):
             continue
-        found = _first_template(value, (key.value,), 0)
+        found = _first_template(value, (key.value,), 0, text)
         if found is not None:
             keys, body = found
-            names, style = placeholders_of(body)
-            out.append(NamedTemplate(key.value, path, keys, names, style))
+            names, style = placeholders_of(body.text)
+            out.append(NamedTemplate(key.value, path, keys, names, style, body))
     return out
 
 
-def _first_template(node: object, keys: tuple[str, ...], depth: int) -> tuple[tuple[str, ...], str] | None:
-    """The key path and text of the first string with a placeholder at or under ``node``."""
+def _first_template(
+    node: object, keys: tuple[str, ...], depth: int, text: str
+) -> tuple[tuple[str, ...], KeyedText] | None:
+    """The key path and text of the first multi-line string with a placeholder at or under ``node``."""
     import yaml
 
     if isinstance(node, yaml.ScalarNode):
         value = node.value
         if isinstance(value, str) and "\n" in value.strip() and placeholders_of(value)[0]:
-            return keys, value
+            body = yaml_scalar_text(node, text)
+            return (keys, body) if body is not None else None
         return None
     if isinstance(node, yaml.MappingNode) and depth < _MAX_DEPTH:
         for key, value in node.value:
             if isinstance(key, yaml.ScalarNode):
-                found = _first_template(value, (*keys, key.value), depth + 1)
+                found = _first_template(value, (*keys, key.value), depth + 1, text)
                 if found is not None:
                     return found
     return None
