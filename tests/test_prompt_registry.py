@@ -148,3 +148,18 @@ def test_no_finding_where_nothing_is_lost(tmp_path: Path):
         """,
     )
     assert _rows(root) == []
+
+
+def test_named_templates_skip_shell_and_workflow_variables(tmp_path: Path):
+    from prefixlint.analysis.templates.named import named_templates
+
+    (tmp_path / "compose.yaml").write_text(
+        "services:\n  app:\n    command: |\n      run --port ${PORT}\n      --env ${{ github.ref }}\n",
+        encoding="utf-8",
+    )
+    (tmp_path / "prompts.yaml").write_text(PROMPTS, encoding="utf-8")
+    found = {t.name: t for t in named_templates(str(tmp_path.resolve()))}
+    assert sorted(found) == ["answer", "extract", "research"]
+    assert found["extract"].placeholders == {"summary", "chunk"}
+    # the text is placed where it starts in the file (the line after ``template: |``)
+    assert found["research"].body.line + 1 == _line_of("{date}")
