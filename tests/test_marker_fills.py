@@ -109,3 +109,31 @@ def test_helper_that_reassigns_its_template_parameter(tmp_path: Path):
     root = _write(tmp_path, {"app.py": app})
     line = next(i for i, ln in enumerate(app.splitlines(), 1) if ln.startswith("Now: <NOW>"))
     assert line in _rows(root, "app.py")
+
+
+def test_helper_that_defaults_or_extends_its_parameter_keeps_the_callers_value(tmp_path: Path):
+    head = textwrap.dedent(
+        """
+        import datetime
+        from openai import OpenAI
+
+        client = OpenAI()
+
+
+        def build(header=None):
+            if header is None:
+                header = "You are a support agent."
+            header += "\\n"
+            return header + RULES
+
+
+        def answer(question):
+            system = build("Now: " + datetime.datetime.now().isoformat())
+            messages = [{"role": "system", "content": system}, {"role": "user", "content": question}]
+            return client.chat.completions.create(model="gpt-4o", messages=messages)
+        """
+    )
+    app = head + f'\nRULES = """{RULES}"""\n'
+    root = _write(tmp_path, {"app.py": app})
+    line = next(i for i, ln in enumerate(app.splitlines(), 1) if "isoformat()" in ln)
+    assert line in _rows(root, "app.py")

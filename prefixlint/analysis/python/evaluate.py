@@ -191,8 +191,11 @@ class Evaluator(TemplateMixin, MessagesMixin, KindsMixin):
     def _t_Name(self, node: cst.Name, env: Env) -> list[Segment]:
         name = node.value
         loc = env.mod.loc(node)
-        if name in env.bindings and not self._reassigned_param(name, env):
+        if name in env.bindings:
             # a helper's parameter: the value passes through its use here (the line a user moves)
+            before = self._param_reassignments(name, env)
+            if before:  # ``t = t.replace(...)``, ``if t is None: t = DEFAULT``: from the caller's value on
+                return with_chain(self._replay_text(before, env, seed=env.bindings[name]), loc)
             return with_chain(env.bindings[name], loc)
         if env.func is not None:
             ops = local_ops(env.mod, env.func).get(name)
@@ -219,12 +222,16 @@ class Evaluator(TemplateMixin, MessagesMixin, KindsMixin):
             return [dynamic(kind, _unknown(env), name, loc, confidence=0.3)]
         return [named(self.catalog, kind, env.timing, name, name, loc, confidence=min(conf, 0.6))]
 
+    def _param_reassignments(self, name: str, env: Env) -> list:
+        """The assignments to a bound parameter before this use (none: the caller's value stands)."""
+        if env.func is None or find_param(env.func, name) is None:
+            return []
+        before = ops_before(local_ops(env.mod, env.func).get(name) or [], env.pos)
+        return before if any(op.kind in ("assign", "aug") for op in before) else []
+
     def _reassigned_param(self, name: str, env: Env) -> bool:
         """True when a bound parameter was set again before this use (``t = t.replace(...)``)."""
-        if env.func is None or find_param(env.func, name) is None:
-            return False
-        before = ops_before(local_ops(env.mod, env.func).get(name) or [], env.pos)
-        return any(op.kind == "assign" for op in before)
+        return bool(self._param_reassignments(name, env))
 
     def constant(self, mod: ModuleInfo, name: str) -> list[Segment]:
         """A module-level constant, evaluated once (import time)."""
@@ -288,8 +295,8 @@ class Evaluator(TemplateMixin, MessagesMixin, KindsMixin):
             seg = evolve(seg, timing=timing2 or seg.timing, cardinality=card or seg.cardinality)
         return [seg]
 
-    def _replay_text(self, ops: list, env: Env) -> list[Segment]:
-        segs: list[Segment] = []
+    def _replay_text(self, ops: list, env: Env, seed: list[Segment] | None = None) -> list[Segment]:
+        segs: list[Segment] = list(seed or ())
         for op in ops:
             sub = env.at(op.pos)
             if op.kind == "assign":
