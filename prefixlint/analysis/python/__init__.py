@@ -20,7 +20,9 @@ from prefixlint.analysis.python.builder import build_layout, text_layout
 from prefixlint.analysis.python.collect import ModuleInfo, parse_module, resolved
 from prefixlint.analysis.python.evaluate import Env, Evaluator, _returns
 from prefixlint.analysis.python.fills import fill_sites
+from prefixlint.analysis.python.marker_fills import marker_fills
 from prefixlint.analysis.python.project import ProjectContext
+from prefixlint.analysis.python.registry import registry_fills
 from prefixlint.analysis.python.resolve import local_ops
 from prefixlint.analysis.python.sendpaths import inline_layouts
 from prefixlint.analysis.python.sinks import (
@@ -89,7 +91,7 @@ def _layouts(ev: Evaluator, mod: ModuleInfo, settings: Settings) -> list[Layout]
         if locs and not (locs & seen):
             layouts.append(layout)
             seen |= locs
-    for name, segs, where in fill_sites(ev, mod):
+    for name, segs, where in [*fill_sites(ev, mod), *registry_fills(ev, mod), *marker_fills(ev, mod)]:
         layout = text_layout(segs, f"{name} (filled here)", where, settings)
         locs = _dynamic_locations([layout])
         if locs and not (locs & seen):

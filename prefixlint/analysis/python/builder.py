@@ -10,6 +10,7 @@ from __future__ import annotations
 import libcst as cst
 
 from prefixlint.analysis.python import messages as msgs
+from prefixlint.analysis.python import prompt_callables as callables
 from prefixlint.analysis.python.collect import CallSite, evaluated
 from prefixlint.analysis.python.evaluate import Env, Evaluator
 from prefixlint.analysis.python.resolve import local_ops, ops_before
@@ -79,10 +80,15 @@ def build_layout(
         if rf is not None:
             segs.extend(evolve(s, section=Section.TOOLS, role="response_format") for s in ev.text(rf, env))
         system = _pick(args, spec.system, "system")
-        if system is not None:
-            segs.extend(evolve(s, section=Section.SYSTEM, role="system") for s in ev.content(system, env))
+        hooked = callables.prompt_messages(ev, system, env) if system is not None else None
+        if system is not None and hooked is None:
+            got = callables.returned_value(ev, system, env)
+            body, where = got if got is not None else (system, env)
+            segs.extend(evolve(s, section=Section.SYSTEM, role="system") for s in ev.content(body, where))
         messages_node = _pick(args, spec.messages, "messages")
         messages = ev.message_list(messages_node, env) if messages_node is not None else []
+        if hooked is not None:
+            messages = hooked + messages
         prompt = _pick(args, spec.prompt, "prompt")
         if prompt is not None:
             messages.append(msgs.Msg("user", ev.content(prompt, env), env.mod.loc(prompt)))

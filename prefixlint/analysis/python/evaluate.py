@@ -193,6 +193,9 @@ class Evaluator(TemplateMixin, MessagesMixin, KindsMixin):
         loc = env.mod.loc(node)
         if name in env.bindings:
             # a helper's parameter: the value passes through its use here (the line a user moves)
+            before = self._param_reassignments(name, env)
+            if before:  # ``t = t.replace(...)``, ``if t is None: t = DEFAULT``: from the caller's value on
+                return with_chain(self._replay_text(before, env, seed=env.bindings[name]), loc)
             return with_chain(env.bindings[name], loc)
         if env.func is not None:
             ops = local_ops(env.mod, env.func).get(name)
@@ -218,6 +221,17 @@ class Evaluator(TemplateMixin, MessagesMixin, KindsMixin):
         if kind is DynamicKind.UNKNOWN:
             return [dynamic(kind, _unknown(env), name, loc, confidence=0.3)]
         return [named(self.catalog, kind, env.timing, name, name, loc, confidence=min(conf, 0.6))]
+
+    def _param_reassignments(self, name: str, env: Env) -> list:
+        """The assignments to a bound parameter before this use (none: the caller's value stands)."""
+        if env.func is None or find_param(env.func, name) is None:
+            return []
+        before = ops_before(local_ops(env.mod, env.func).get(name) or [], env.pos)
+        return before if any(op.kind in ("assign", "aug") for op in before) else []
+
+    def _reassigned_param(self, name: str, env: Env) -> bool:
+        """True when a bound parameter was set again before this use (``t = t.replace(...)``)."""
+        return bool(self._param_reassignments(name, env))
 
     def constant(self, mod: ModuleInfo, name: str) -> list[Segment]:
         """A module-level constant, evaluated once (import time)."""
@@ -281,8 +295,8 @@ class Evaluator(TemplateMixin, MessagesMixin, KindsMixin):
             seg = evolve(seg, timing=timing2 or seg.timing, cardinality=card or seg.cardinality)
         return [seg]
 
-    def _replay_text(self, ops: list, env: Env) -> list[Segment]:
-        segs: list[Segment] = []
+    def _replay_text(self, ops: list, env: Env, seed: list[Segment] | None = None) -> list[Segment]:
+        segs: list[Segment] = list(seed or ())
         for op in ops:
             sub = env.at(op.pos)
             if op.kind == "assign":
@@ -708,6 +722,14 @@ class Evaluator(TemplateMixin, MessagesMixin, KindsMixin):
                 got = self._imported(mod, base)
                 if got is not None and got[1] is None and attr in got[0].functions:
                     return FnRef(got[0].functions[attr], got[0], None)
+                if got is not None and got[1] in got[0].classes and attr in got[0].classes[got[1]].methods:
+                    # ``Builder.fill(...)``: a static or class method of an imported class
+                    cls = got[0].classes[got[1]]
+                    method = cls.methods[attr]
+                    if any(
+                        dotted_name(d.decorator) in ("staticmethod", "classmethod") for d in method.decorators
+                    ):
+                        return FnRef(method, got[0], cls)
             if base not in env.bindings and base != "self":
                 inst = self._instance(base, env)
                 if inst is not None and attr in inst[0].methods:

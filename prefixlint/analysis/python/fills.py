@@ -16,7 +16,7 @@ import libcst as cst
 
 from prefixlint.analysis.python.collect import ModuleInfo, evaluated
 from prefixlint.analysis.python.env import Env
-from prefixlint.analysis.python.sources import dotted_name, is_static, static
+from prefixlint.analysis.python.sources import dotted_name, is_static, join_text, static
 from prefixlint.model.layout import Segment, SourceLocation, Timing, evolve
 
 if TYPE_CHECKING:
@@ -36,14 +36,19 @@ def replace_call(ev: Evaluator, node: cst.Call, recv: cst.BaseExpression, env: E
         return None
     value = ev.text(args[1].value, env)
     if is_static(value):
-        return None
-    tmpl = ev.template_source(recv, env)
-    if tmpl is not None:
-        base = [static(tmpl.text, SourceLocation(tmpl.path, tmpl.line_offset + 1, tmpl.col_offset))]
-    else:
+        # a constant in place of the marker: the text around it keeps its place in its file, so the
+        # markers filled later in a chain are still found on their own lines
         base = ev.text(recv, env)
-    if not any(s.static and marker in s.text for s in base):
-        return None
+        if not any(s.static and marker in s.text and _in_text_file(s) for s in base):
+            return _fold(base, marker, join_text(value)) if is_static(base) else base
+    else:
+        tmpl = ev.template_source(recv, env)
+        if tmpl is not None:
+            base = [static(tmpl.text, SourceLocation(tmpl.path, tmpl.line_offset + 1, tmpl.col_offset))]
+        else:
+            base = ev.text(recv, env)
+        if not any(s.static and marker in s.text for s in base):
+            return base if is_static(base) else None  # the marker is not in the text: unchanged
     fill = env.mod.loc(node)
     out: list[Segment] = []
     for seg in base:
@@ -68,6 +73,17 @@ def replace_call(ev: Evaluator, node: cst.Call, recv: cst.BaseExpression, env: E
         if at < len(text):
             out.append(evolve(seg, text=text[at:], location=_shifted(seg.location, text, at)))
     return out
+
+
+def _in_text_file(seg: Segment) -> bool:
+    """True when ``seg`` is text located in a prompt file (not in Python source)."""
+    return seg.location is not None and not seg.location.path.endswith((".py", ".pyi"))
+
+
+def _fold(base: list[Segment], marker: str, value: str) -> list[Segment]:
+    """``str.replace`` on static text written in Python: one static piece, at the first piece's place."""
+    text = join_text(base).replace(marker, value)
+    return [static(text, base[0].location if base else None)]
 
 
 def _shifted(loc: SourceLocation | None, text: str, offset: int) -> SourceLocation | None:

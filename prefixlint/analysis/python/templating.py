@@ -113,7 +113,12 @@ class TemplateMixin:
             if any(mark in rest for mark in "{}$%"):
                 return None  # its placeholders would be placed as if they continued the head
             return evolve(head, text=head.text + rest, literal=None)  # (a moved line would stay ahead of it)
-        if isinstance(node, cst.Name) and node.value in env.bindings and is_static(env.bindings[node.value]):
+        if (
+            isinstance(node, cst.Name)
+            and node.value in env.bindings
+            and is_static(env.bindings[node.value])
+            and not self._reassigned_param(node.value, env)  # type: ignore[attr-defined]
+        ):
             segs = env.bindings[node.value]
             first = segs[0].location if segs else None
             line, col = (first.line - 1, first.col) if first is not None else (0, 0)

@@ -52,6 +52,13 @@ def _yaml_value(text: str, keys: Sequence[str | int]) -> KeyedText | None:
             return None
         if node is None:
             return None
+    return yaml_scalar_text(node, text)
+
+
+def yaml_scalar_text(node: object, text: str) -> KeyedText | None:
+    """The string a composed YAML scalar ``node`` of the document ``text`` holds, and where it starts."""
+    import yaml
+
     if not isinstance(node, yaml.ScalarNode) or not isinstance(node.value, str):
         return None
     mark = node.start_mark
