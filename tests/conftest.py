@@ -39,7 +39,6 @@ _BROKEN_BY_MERGE = {
     "test_analysis_mutants.py::test_severity_at_exactly_each_threshold",
     "test_analysis_mutants.py::test_names_from_config_and_weak_words",
     "test_analysis_mutants.py::test_template_from_a_prompt_file_and_a_dedented_constant",
-    "test_interprocedural.py::test_prompt_table_and_system_prompt_keyword_to_an_unknown_helper",
     "test_interprocedural.py::test_placeholder_filled_only_with_config_is_not_a_finding",
 }
 

@@ -828,7 +828,8 @@ class Evaluator(TemplateMixin, MessagesMixin, KindsMixin):
         sorted_keys = any(a.keyword is not None and a.keyword.value == "sort_keys" for a in node.args)
         target = node.args[0].value
         inner = self.text(target, env)
-        seg = static(env.mod.source(target), loc) if is_static(inner) else None
+        # the literal's own text stands for its JSON (about as long), not the name it is read through
+        seg = static(join_text(inner) or env.mod.source(target), loc) if is_static(inner) else None
         if (
             sorted_keys
             or isinstance(target, (cst.SimpleString, cst.FormattedString))
@@ -842,7 +843,10 @@ class Evaluator(TemplateMixin, MessagesMixin, KindsMixin):
         return [evolve(inner[0], location=loc, **extra), *inner[1:]]  # type: ignore[arg-type]
 
     def _literal(self, node: cst.BaseExpression, env: Env, depth: int = 0) -> bool:
-        """True for a literal dict/list (or a name bound to one) whose key order is fixed in the source."""
+        """True for a literal dict/list (or a name bound to one) whose key order is fixed in the source.
+
+        ``depth`` counts names followed; nesting (a JSON schema's dicts in dicts) is bounded by the source.
+        """
         if depth > 4:
             return False
         if isinstance(node, (cst.SimpleString, cst.Integer, cst.Float, cst.ConcatenatedString)):
@@ -860,19 +864,33 @@ class Evaluator(TemplateMixin, MessagesMixin, KindsMixin):
                         return False
             if value is None and node.value in env.mod.assigns:
                 value = env.mod.assigns[node.value]
+            elif value is None and node.value in env.mod.imports:
+                # ``from tools import TOOLS``: the literal written in the module it comes from
+                got = self._imported(env.mod, node.value)
+                if got is not None and got[1] is not None and got[1] in got[0].assigns:
+                    value = got[0].assigns[got[1]]
+                    env = self.module_env(got[0])
             return value is not None and self._literal(value, env, depth + 1)
         if isinstance(node, cst.Dict):
             return all(
                 isinstance(el, cst.DictElement)
-                and self._literal(el.key, env, depth + 1)
-                and self._literal(el.value, env, depth + 1)
+                and self._literal(el.key, env, depth)
+                and self._literal(el.value, env, depth)
                 for el in node.elements
             )
         if isinstance(node, (cst.List, cst.Tuple)):
             return all(
-                isinstance(el, cst.Element) and self._literal(el.value, env, depth + 1)
-                for el in node.elements
+                isinstance(el, cst.Element) and self._literal(el.value, env, depth) for el in node.elements
             )
+        if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
+            return self._literal(node.expression, env, depth)
+        if (
+            isinstance(node, cst.Call)
+            and isinstance(node.func, cst.Attribute)
+            and isinstance(node.func.value, (cst.SimpleString, cst.ConcatenatedString))
+        ):
+            # ``"""...""".strip()``: a string method of a literal, with literal arguments
+            return all(a.keyword is None and self._literal(a.value, env, depth) for a in node.args)
         return False
 
     def _address_repr(self, node: cst.BaseExpression, env: Env, conv: str) -> bool:

@@ -157,7 +157,10 @@ class TemplateMixin:
                     return self.template_source(value, self.module_env(tmod).at(tmod.pos(value)), depth + 1)
             return None
         if isinstance(node, cst.Subscript) or _is_get(node):
-            return self._keyed_source(node, env)
+            keyed = self._keyed_source(node, env)
+            if keyed is not None or not isinstance(node, cst.Subscript):
+                return keyed
+            # not a loaded YAML/TOML document: maybe an item of a module-level table (below)
         if isinstance(node, cst.Call):
             f = node.func
             name = dotted_name(f)

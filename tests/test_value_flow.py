@@ -1,0 +1,152 @@
+"""Values followed to the prompt that holds them, on patterns seen in real applications (issue 10).
+
+Each test writes a small project under ``tmp_path`` and runs the real CLI,
+``prefixlint check --output-format json``, in a subprocess.
+"""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from pathlib import Path
+
+from tests.cli_support import needs_analyzer, run_cli
+
+pytestmark = needs_analyzer
+
+# Static text long enough that a value ahead of it matters (well over 100 tokens).
+GUIDE = "\n".join(
+    f"Guideline {i}: cite the shipment record you used, and say when a field is missing from it."
+    for i in range(14)
+)
+
+
+def _write(root: Path, files: dict[str, str]) -> None:
+    for rel, text in files.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text).lstrip("\n"), encoding="utf-8")
+    (root / "pyproject.toml").write_text('[project]\nname = "demo"\n', encoding="utf-8")
+
+
+def _findings(root: Path) -> list[dict]:
+    proc = run_cli(["check", "-n", "--exit-zero", "--output-format", "json", "."], root)
+    assert proc.returncode == 0, proc.stderr.decode()
+    data = json.loads(proc.stdout)
+    return data if isinstance(data, list) else data["findings"]
+
+
+def _rows(findings: list[dict], path: str) -> list[int]:
+    return sorted(f["location"]["row"] for f in findings if Path(f["filename"]).as_posix().endswith(path))
+
+
+def test_table_item_read_through_a_local_name_is_a_template(tmp_path: Path) -> None:
+    # ``tmpl = TABLE["key"]`` then ``tmpl.format(...)``: the table item's placeholders are filled
+    # (it was read as plain text, with the retrieved documents lost).
+    texts = f'TEXTS = {{}}\n\nTEXTS["brief"] = """Shipment records:\n{{records}}\n---\n{GUIDE}\n"""\n'
+    _write(
+        tmp_path,
+        {
+            "desk/__init__.py": "",
+            "desk/texts.py": texts,
+            "desk/answer.py": """
+                from openai import OpenAI
+
+                from desk.texts import TEXTS
+
+                client = OpenAI()
+
+
+                def reply(question, index):
+                    found = index.similarity_search(question, k=4)
+                    records = "\\n".join(d.page_content for d in found)
+                    tmpl = TEXTS["brief"]
+                    system = tmpl.format(records=records)
+                    return client.chat.completions.create(
+                        model="gpt-4o",
+                        messages=[
+                            {"role": "system", "content": system},
+                            {"role": "user", "content": question},
+                        ],
+                    )
+            """,
+        },
+    )
+    found = [f for f in _findings(tmp_path) if f["filename"].endswith("texts.py")]
+    assert [f["location"]["row"] for f in found] == [4]
+    assert found[0]["value"]["kind"] == "retrieved_context"
+
+
+def _tools_module() -> str:
+    tools = []
+    for i in range(6):
+        tools.append(
+            f'''
+                {{
+                    "name": "lookup_{i}",
+                    "description": """
+                Look up a shipment by its tracking number and return its route, carrier and status.
+                Use it before answering a question about shipment {i}.
+                    """.strip(),
+                    "parameters": {{
+                        "type": "object",
+                        "properties": {{
+                            "tracking": {{"type": "string", "description": "The tracking number"}},
+                            "depth": {{"type": "integer", "minimum": -1}},
+                        }},
+                        "required": ["tracking"],
+                    }},
+                }},'''
+        )
+    return "TOOLS = [" + "".join(tools) + "\n]\n"
+
+
+def test_json_of_an_imported_literal_tool_list_is_static(tmp_path: Path) -> None:
+    # ``json.dumps(TOOLS)`` of a nested literal defined in another module renders the same text on
+    # every call: the observations ahead of it cost the whole tools block, and the dump itself is
+    # not unsorted-JSON noise.
+    _write(
+        tmp_path,
+        {
+            "bot/__init__.py": "",
+            "bot/tools.py": textwrap.dedent(_tools_module()),
+            "bot/prompts.py": '''
+                LOOP = """You plan shipments.
+                Observations so far:
+                {observations}
+
+                Tools you may call:
+                {tools}"""
+            ''',
+            "bot/loop.py": """
+                import json
+
+                from openai import OpenAI
+
+                from bot.prompts import LOOP
+                from bot.tools import TOOLS
+
+                client = OpenAI()
+
+
+                class Planner:
+                    def __init__(self):
+                        self.notes = []
+
+                    def observe(self, tool_result):
+                        self.notes.append(f"Observed: {json.dumps(tool_result)}")
+
+                    def step(self):
+                        prompt = LOOP.format(
+                            observations="\\n".join(self.notes),
+                            tools=json.dumps(TOOLS, indent=2),
+                        )
+                        return client.chat.completions.create(
+                            model="gpt-4o", messages=[{"role": "user", "content": prompt}]
+                        )
+            """,
+        },
+    )
+    findings = _findings(tmp_path)
+    assert _rows(findings, "bot/prompts.py") == [3]
+    assert _rows(findings, "bot/loop.py") == []
