@@ -150,3 +150,67 @@ def test_json_of_an_imported_literal_tool_list_is_static(tmp_path: Path) -> None
     findings = _findings(tmp_path)
     assert _rows(findings, "bot/prompts.py") == [3]
     assert _rows(findings, "bot/loop.py") == []
+
+
+def test_template_held_by_a_settings_field_default(tmp_path: Path) -> None:
+    # ``config.prompts.answer.format(...)``: the config comes from a function annotated to return a
+    # settings class, ``prompts`` is a field of another settings class, and ``answer`` defaults to a
+    # template joined from literals on several lines (one an f-string of a constant).
+    policy = " ".join(
+        f"Policy {i}: quote the order note you rely on and never guess a date." for i in range(14)
+    )
+    texts = (
+        f"POLICY = {policy!r}\n"
+        "\n"
+        "ANSWER = (\n"
+        '    "Answer from the order notes.\\n\\n"\n'
+        '    "Notes:\\n{notes}\\n\\n"\n'
+        '    f"{POLICY}\\n\\n"\n'
+        '    "Reply in {style}."\n'
+        ")\n"
+    )
+    _write(
+        tmp_path,
+        {
+            "shop/__init__.py": "",
+            "shop/texts.py": texts,
+            "shop/settings.py": """
+                from pydantic import BaseModel, Field
+
+                from shop.texts import ANSWER
+
+
+                class PromptConfig(BaseModel):
+                    answer: str = ANSWER
+                    system: str = "You answer questions about orders."
+
+
+                class AppConfig(BaseModel):
+                    prompts: PromptConfig = Field(default_factory=PromptConfig)
+
+
+                def load_config(raw=None) -> AppConfig:
+                    if raw is None:
+                        return AppConfig()
+                    return AppConfig.model_validate(raw)
+            """,
+            "shop/service.py": """
+                from shop.settings import load_config
+
+
+                async def answer(question, store, llm, raw=None):
+                    config = load_config(raw)
+                    prompts = config.prompts
+                    hits = store.similarity_search(question)
+                    notes = "\\n".join(h.page_content for h in hits)
+                    messages = [
+                        {"role": "system", "content": prompts.system},
+                        {"role": "user", "content": prompts.answer.format(notes=notes, style="short")},
+                    ]
+                    return await llm.call(messages=messages)
+            """,
+        },
+    )
+    found = [f for f in _findings(tmp_path) if f["filename"].endswith("texts.py")]
+    assert [(f["location"]["row"], f["location"]["column"]) for f in found] == [(5, 14)]
+    assert found[0]["value"]["kind"] == "retrieved_context"

@@ -35,6 +35,8 @@ class ClassInfo:
     methods: dict[str, cst.FunctionDef] = field(default_factory=dict)
     init_attrs: dict[str, cst.BaseExpression] = field(default_factory=dict)
     fields: dict[str, cst.BaseExpression | None] = field(default_factory=dict)
+    # field -> the class name its annotation gives (``prompts: PromptSettings``), where it is one name
+    field_types: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -208,6 +210,13 @@ class _Collector:
             self.info.assign_targets[t.value] = t
         elif self.classes and not self.funcs and isinstance(t, cst.Name):
             self.classes[-1].fields[t.value] = node.value
+            ann = node.annotation.annotation
+            if isinstance(ann, cst.SimpleString) and isinstance(evaluated(ann), str):
+                self.classes[-1].field_types[t.value] = str(evaluated(ann)).strip()
+            elif isinstance(ann, (cst.Name, cst.Attribute)):
+                self.classes[-1].field_types[t.value] = (
+                    ann.attr.value if isinstance(ann, cst.Attribute) else ann.value
+                )
         elif self.funcs and self.funcs[-1].name.value == "__init__" and node.value is not None:
             self._record_init_attr(t, node.value)
 
