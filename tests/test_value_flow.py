@@ -214,3 +214,101 @@ def test_template_held_by_a_settings_field_default(tmp_path: Path) -> None:
     found = [f for f in _findings(tmp_path) if f["filename"].endswith("texts.py")]
     assert [(f["location"]["row"], f["location"]["column"]) for f in found] == [(5, 14)]
     assert found[0]["value"]["kind"] == "retrieved_context"
+
+
+def _agent_project(root: Path, base_think: str) -> None:
+    guide = textwrap.indent(GUIDE, " " * 16).lstrip()
+    _write(
+        root,
+        {
+            "crawl/__init__.py": "",
+            "crawl/prompts.py": f'''
+                SYSTEM = "You are a web agent."
+
+                STEP = """Where you are:
+                {{page}}
+
+                {guide}
+                """
+            ''',
+            "crawl/helper.py": """
+                from datetime import datetime
+
+                from crawl.prompts import STEP
+
+
+                class PageHelper:
+                    def __init__(self, browser):
+                        self.browser = browser
+
+                    def next_prompt(self):
+                        seen = f"{datetime.now():%H:%M:%S}: {self.browser.url}"
+                        return STEP.format(page=seen)
+            """,
+            "crawl/base.py": f"""
+                from openai import OpenAI
+
+                from crawl.prompts import SYSTEM
+
+                client = OpenAI()
+
+
+                def user_message(text):
+                    return {{"role": "user", "content": text}}
+
+
+                class Agent:
+                    step_prompt: str = ""
+
+                    def __init__(self):
+                        self.messages = []
+
+                    def think(self):
+{textwrap.indent(textwrap.dedent(base_think), " " * 24)}
+            """,
+            "crawl/web.py": """
+                from typing import Optional
+
+                from crawl.base import Agent
+                from crawl.helper import PageHelper
+
+
+                class WebAgent(Agent):
+                    helper: Optional[PageHelper] = None
+
+                    def think(self):
+                        self.step_prompt = self.helper.next_prompt()
+                        return super().think()
+            """,
+        },
+    )
+
+
+def test_fill_appended_as_the_newest_turn_of_a_kept_conversation_is_not_a_finding(tmp_path: Path) -> None:
+    # The filled step prompt goes back to the agent, which appends it to the conversation it keeps:
+    # only that (growing) conversation precedes it, so nothing after the page could be cached.
+    _agent_project(
+        tmp_path,
+        """
+        if self.step_prompt:
+            msg = user_message(self.step_prompt)
+            self.messages += [msg]
+        return client.chat.completions.create(
+            model="gpt-4o", messages=[{"role": "system", "content": SYSTEM}, *self.messages]
+        )
+        """,
+    )
+    assert _rows(_findings(tmp_path), "crawl/prompts.py") == []
+
+
+def test_fill_sent_as_a_fresh_first_turn_is_still_a_finding(tmp_path: Path) -> None:
+    # The same fill as the only user message after a static system prompt: the guide after the page
+    # could be cached, so the page is reported.
+    _agent_project(
+        tmp_path,
+        """
+        messages = [{"role": "system", "content": SYSTEM}, user_message(self.step_prompt)]
+        return client.chat.completions.create(model="gpt-4o", messages=messages)
+        """,
+    )
+    assert _rows(_findings(tmp_path), "crawl/prompts.py") == [4]

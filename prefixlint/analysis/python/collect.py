@@ -210,13 +210,9 @@ class _Collector:
             self.info.assign_targets[t.value] = t
         elif self.classes and not self.funcs and isinstance(t, cst.Name):
             self.classes[-1].fields[t.value] = node.value
-            ann = node.annotation.annotation
-            if isinstance(ann, cst.SimpleString) and isinstance(evaluated(ann), str):
-                self.classes[-1].field_types[t.value] = str(evaluated(ann)).strip()
-            elif isinstance(ann, (cst.Name, cst.Attribute)):
-                self.classes[-1].field_types[t.value] = (
-                    ann.attr.value if isinstance(ann, cst.Attribute) else ann.value
-                )
+            name = class_annotation(node.annotation.annotation)
+            if name:
+                self.classes[-1].field_types[t.value] = name
         elif self.funcs and self.funcs[-1].name.value == "__init__" and node.value is not None:
             self._record_init_attr(t, node.value)
 
@@ -297,6 +293,28 @@ def resolved(path: str) -> str:
 @lru_cache(maxsize=1 << 16)
 def _resolved(path: str) -> str:
     return str(Path(path).resolve())
+
+
+def class_annotation(ann: cst.BaseExpression) -> str:
+    """The one class an annotation names: ``Config``, ``"Config"``, ``Optional[Config]``,
+    ``Config | None``, ``mod.Config``; empty otherwise."""
+    if isinstance(ann, cst.SimpleString):
+        value = evaluated(ann)
+        return value.strip() if isinstance(value, str) and value.strip().isidentifier() else ""
+    if isinstance(ann, cst.Name):
+        return ann.value
+    if isinstance(ann, cst.Attribute):
+        return ann.attr.value
+    if isinstance(ann, cst.Subscript) and isinstance(ann.value, (cst.Name, cst.Attribute)):
+        wrapper = ann.value.attr.value if isinstance(ann.value, cst.Attribute) else ann.value.value
+        inner = ann.slice[0].slice if len(ann.slice) == 1 else None
+        if wrapper == "Optional" and isinstance(inner, cst.Index):
+            return class_annotation(inner.value)
+        return ""
+    if isinstance(ann, cst.BinaryOperation) and isinstance(ann.operator, cst.BitOr):
+        sides = [s for s in (ann.left, ann.right) if not (isinstance(s, cst.Name) and s.value == "None")]
+        return class_annotation(sides[0]) if len(sides) == 1 else ""
+    return ""
 
 
 @lru_cache(maxsize=8192)  # nodes hash by identity; bounded, least recently used first out

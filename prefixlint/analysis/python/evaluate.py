@@ -24,6 +24,7 @@ from prefixlint.analysis.python.env import Env
 from prefixlint.analysis.python.fills import replace_call
 from prefixlint.analysis.python.kinds import CONVERSIONS, KindsMixin, is_empty_container
 from prefixlint.analysis.python.messages import MessagesMixin
+from prefixlint.analysis.python.objects import class_of
 from prefixlint.analysis.python.project import ProjectContext
 from prefixlint.analysis.python.resolve import annotation_name, find_param, local_ops, ops_before
 from prefixlint.analysis.python.sources import (
@@ -715,6 +716,11 @@ class Evaluator(TemplateMixin, MessagesMixin, KindsMixin):
                 inst = self._instance(base, env)
                 if inst is not None and attr in inst[0].methods:
                     return FnRef(inst[0].methods[attr], inst[1], inst[0], inst[2])
+        if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Attribute):
+            # ``self.helper.build()``: a method of the class the attribute is declared with
+            owner = class_of(self, func.value, env)
+            if owner is not None and func.attr.value in owner[0].methods:
+                return FnRef(owner[0].methods[func.attr.value], owner[1], owner[0])
         return None
 
     def bind_args(

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from prefixlint.analysis.python.collect import ClassInfo, ModuleInfo
+from prefixlint.analysis.python.collect import ClassInfo, ModuleInfo, class_annotation
 from prefixlint.analysis.python.env import Env
 from prefixlint.analysis.python.resolve import annotation_name, find_param, local_ops, ops_before
 from prefixlint.analysis.python.sources import dotted_name
@@ -88,6 +88,8 @@ def field_class(ev: Evaluator, owner: Owner, attr: str) -> Owner | None:
 def _name_class(ev: Evaluator, name: str, env: Env, steps: int) -> Owner | None:
     if name in env.bindings:
         return None
+    if name == "self" and env.cls is not None and env.func is not None and find_param(env.func, name):
+        return env.cls, env.mod
     if env.func is not None:
         ops = local_ops(env.mod, env.func).get(name)
         if ops:
@@ -115,8 +117,5 @@ def _call_class(ev: Evaluator, node: cst.Call, env: Env) -> Owner | None:
     fn = ev._function_for(func, env)
     if fn is None or fn.fdef.returns is None:
         return None
-    ann = fn.fdef.returns.annotation
-    if isinstance(ann, cst.Subscript):
-        ann = ann.value
-    name = dotted_name(ann).rsplit(".", 1)[-1] if isinstance(ann, (cst.Name, cst.Attribute)) else ""
+    name = class_annotation(fn.fdef.returns.annotation)
     return class_named(ev, fn.mod, name) if name else None
