@@ -312,3 +312,44 @@ def test_fill_sent_as_a_fresh_first_turn_is_still_a_finding(tmp_path: Path) -> N
         """,
     )
     assert _rows(_findings(tmp_path), "crawl/prompts.py") == [4]
+
+
+def test_answers_gathered_by_an_inner_function_are_per_request(tmp_path: Path) -> None:
+    # A map step's answers (an inner ``async def`` over the question, gathered), unpacked with
+    # ``for n, points in enumerate(...)`` and a nested loop, fill a table template that is sent to
+    # a model function we cannot see: the answers sit ahead of the whole guide.
+    texts = f'TABLE = {{}}\n\nTABLE["merge"] = """Reviewer notes:\n{{notes}}\n\n{GUIDE}\n"""\n'
+    _write(
+        tmp_path,
+        {
+            "review/__init__.py": "",
+            "review/texts.py": texts,
+            "review/merge.py": """
+                import asyncio
+
+                from review.texts import TABLE
+
+
+                async def _review_all(question, parts, config):
+                    ask = config["model"]
+
+                    async def _one(part):
+                        reply = await ask(question, system_prompt="Review this part: " + part)
+                        return reply.get("points", [])
+
+                    return await asyncio.gather(*[_one(p) for p in parts])
+
+
+                async def merged_answer(question, parts, config):
+                    ask = config["model"]
+                    reviews = await _review_all(question, parts, config)
+                    lines = []
+                    for n, points in enumerate(reviews):
+                        for point in points:
+                            lines.append(f"Reviewer {n}: {point['text']}")
+                    notes = "\\n".join(lines)
+                    return await ask(question, TABLE["merge"].format(notes=notes))
+            """,
+        },
+    )
+    assert _rows(_findings(tmp_path), "review/texts.py") == [4]

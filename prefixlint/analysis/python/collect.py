@@ -71,6 +71,9 @@ class ModuleInfo:
     calls: list[CallSite] = field(default_factory=list)
     decorated: list[tuple[cst.FunctionDef, ClassInfo | None]] = field(default_factory=list)
     func_class: dict[cst.FunctionDef, ClassInfo] = field(default_factory=dict)
+    # id(function) -> the functions defined in its body, by name; id(inner function) -> its outer one
+    inner_functions: dict[int, dict[str, cst.FunctionDef]] = field(default_factory=dict)
+    enclosing: dict[int, cst.FunctionDef] = field(default_factory=dict)
     line_starts: list[int] = field(default_factory=list)
     name_uses: dict[str, int] = field(default_factory=dict)
     # function -> its ``return <value>`` statements (not those of nested functions or classes)
@@ -173,6 +176,10 @@ class _Collector:
             self.info.functions[node.name.value] = node
         if node.decorators:
             self.info.decorated.append((node, cls))
+        outer = self.scopes[-1] if self.scopes else None
+        if outer is not None:  # ``def`` in a function's body: a closure over its locals
+            self.info.inner_functions.setdefault(id(outer), {})[node.name.value] = node
+            self.info.enclosing[id(node)] = outer
         self.funcs.append(node)
         self.scopes.append(node)
         self.info.returns[node] = []

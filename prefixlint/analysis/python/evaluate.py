@@ -204,6 +204,11 @@ class Evaluator(TemplateMixin, MessagesMixin, KindsMixin):
             param = find_param(env.func, name)
             if param is not None:
                 return self._param(param, env, loc)
+            outer = env.mod.enclosing.get(id(env.func))
+            if outer is not None and (local_ops(env.mod, outer).get(name) or find_param(outer, name)):
+                # a closure's free name: its value in the enclosing function, where the ``def`` is
+                at = env.mod.pos(env.func)
+                return with_chain(self.text(node, evolve(env, func=outer, pos=at, bindings={})), loc)
         if name in env.mod.assigns:
             return with_chain(self.constant(env.mod, name), loc)
         if name in env.mod.imports:
@@ -695,6 +700,9 @@ class Evaluator(TemplateMixin, MessagesMixin, KindsMixin):
             name = func.value
             if env.func is not None and name in local_ops(mod, env.func):
                 return None
+            inner = _inner_function(mod, env.func, name)
+            if inner is not None:  # ``async def _one(x): ...`` defined in the caller's body
+                return FnRef(inner, mod, None)
             if name in mod.functions:
                 return FnRef(mod.functions[name], mod, None)
             if name in mod.imports:
@@ -997,6 +1005,16 @@ class Evaluator(TemplateMixin, MessagesMixin, KindsMixin):
                 out.extend(item)
             return out
         return [dynamic(DynamicKind.UNKNOWN, _unknown(env), env.mod.source(node)[:60], loc, confidence=0.3)]
+
+
+def _inner_function(mod: ModuleInfo, func: cst.FunctionDef | None, name: str) -> cst.FunctionDef | None:
+    """The function ``name`` defined in the body of ``func`` or of a function enclosing it."""
+    while func is not None:
+        got = mod.inner_functions.get(id(func), {}).get(name)
+        if got is not None:
+            return got
+        func = mod.enclosing.get(id(func))
+    return None
 
 
 def _is_none(node: cst.BaseExpression) -> bool:

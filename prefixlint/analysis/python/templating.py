@@ -27,6 +27,7 @@ from prefixlint.analysis.python.objects import class_of, field_default
 from prefixlint.analysis.python.pieces import Piece, relocate, string_pieces
 from prefixlint.analysis.python.resolve import find_param, local_ops, ops_before
 from prefixlint.analysis.python.sources import dotted_name, is_static, join_text, static, with_chain
+from prefixlint.analysis.python.taint import dominant
 from prefixlint.analysis.result import AnalysisError
 from prefixlint.model.edits import Fix
 from prefixlint.model.layout import Section, Segment, SourceLocation, Timing, evolve
@@ -693,7 +694,8 @@ class TemplateMixin:
             if is_static(segs):
                 bindings[key] = Binding(static=True, text=join_text(segs), location=loc)
             else:
-                d = next((s for s in segs if not s.static), segs[0])
+                # the piece that decides what the filled value is: a per-request one over an unknown one
+                d = dominant(segs) or segs[0]
                 bindings[key] = Binding(
                     static=False,
                     kind=d.kind,

@@ -54,7 +54,7 @@ def _fates(
     read from (a write back to it is no use)."""
     if hops > MAX_HOPS:
         return {OTHER}
-    parents = _parents(func, node)
+    parents = _parents(mod, func, node)
     if not parents:
         return {OTHER}
     cur, i = node, len(parents) - 1
@@ -147,7 +147,7 @@ def _message_fates(
     ev: Evaluator, mod: ModuleInfo, msg: cst.CSTNode, func: cst.FunctionDef, hops: int
 ) -> set[str]:
     """What a user message comes to: appended to a conversation an object keeps, or else."""
-    parents = _parents(func, msg)
+    parents = _parents(mod, func, msg)
     if not parents:
         return {OTHER}
     parent = parents[-1]
@@ -229,27 +229,16 @@ def _holds(tree: cst.CSTNode, node: cst.CSTNode) -> bool:
     return found
 
 
-def _parents(root: cst.CSTNode, target: cst.CSTNode) -> list[cst.CSTNode]:
+def _parents(mod: ModuleInfo, root: cst.CSTNode, target: cst.CSTNode) -> list[cst.CSTNode]:
     """The nodes from ``root`` down to ``target``'s parent (empty when ``target`` is not inside)."""
-    stack: list[cst.CSTNode] = []
-    found: list[cst.CSTNode] = []
-
-    class _Find(cst.CSTVisitor):
-        def on_visit(self, n: cst.CSTNode) -> bool:
-            if found:
-                return False
-            if n is target:
-                found.extend(stack)
-                return False
-            stack.append(n)
-            return True
-
-        def on_leave(self, n: cst.CSTNode) -> None:
-            if stack and stack[-1] is n:
-                stack.pop()
-
-    root.visit(_Find())
-    return found
+    out: list[cst.CSTNode] = []
+    node = mod.parents.get(id(target))
+    while node is not None:
+        out.append(node)
+        if node is root:
+            return out[::-1]
+        node = mod.parents.get(id(node))
+    return []
 
 
 def _name_uses(func: cst.FunctionDef, name: str, after: cst.CSTNode) -> list[cst.Name]:
