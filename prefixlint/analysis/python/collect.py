@@ -35,6 +35,8 @@ class ClassInfo:
     methods: dict[str, cst.FunctionDef] = field(default_factory=dict)
     init_attrs: dict[str, cst.BaseExpression] = field(default_factory=dict)
     fields: dict[str, cst.BaseExpression | None] = field(default_factory=dict)
+    # field -> the class name its annotation gives (``prompts: PromptSettings``), where it is one name
+    field_types: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -69,6 +71,9 @@ class ModuleInfo:
     calls: list[CallSite] = field(default_factory=list)
     decorated: list[tuple[cst.FunctionDef, ClassInfo | None]] = field(default_factory=list)
     func_class: dict[cst.FunctionDef, ClassInfo] = field(default_factory=dict)
+    # id(function) -> the functions defined in its body, by name; id(inner function) -> its outer one
+    inner_functions: dict[int, dict[str, cst.FunctionDef]] = field(default_factory=dict)
+    enclosing: dict[int, cst.FunctionDef] = field(default_factory=dict)
     line_starts: list[int] = field(default_factory=list)
     name_uses: dict[str, int] = field(default_factory=dict)
     # function -> its ``return <value>`` statements (not those of nested functions or classes)
@@ -171,6 +176,10 @@ class _Collector:
             self.info.functions[node.name.value] = node
         if node.decorators:
             self.info.decorated.append((node, cls))
+        outer = self.scopes[-1] if self.scopes else None
+        if outer is not None:  # ``def`` in a function's body: a closure over its locals
+            self.info.inner_functions.setdefault(id(outer), {})[node.name.value] = node
+            self.info.enclosing[id(node)] = outer
         self.funcs.append(node)
         self.scopes.append(node)
         self.info.returns[node] = []
@@ -208,6 +217,9 @@ class _Collector:
             self.info.assign_targets[t.value] = t
         elif self.classes and not self.funcs and isinstance(t, cst.Name):
             self.classes[-1].fields[t.value] = node.value
+            name = class_annotation(node.annotation.annotation)
+            if name:
+                self.classes[-1].field_types[t.value] = name
         elif self.funcs and self.funcs[-1].name.value == "__init__" and node.value is not None:
             self._record_init_attr(t, node.value)
 
@@ -288,6 +300,28 @@ def resolved(path: str) -> str:
 @lru_cache(maxsize=1 << 16)
 def _resolved(path: str) -> str:
     return str(Path(path).resolve())
+
+
+def class_annotation(ann: cst.BaseExpression) -> str:
+    """The one class an annotation names: ``Config``, ``"Config"``, ``Optional[Config]``,
+    ``Config | None``, ``mod.Config``; empty otherwise."""
+    if isinstance(ann, cst.SimpleString):
+        value = evaluated(ann)
+        return value.strip() if isinstance(value, str) and value.strip().isidentifier() else ""
+    if isinstance(ann, cst.Name):
+        return ann.value
+    if isinstance(ann, cst.Attribute):
+        return ann.attr.value
+    if isinstance(ann, cst.Subscript) and isinstance(ann.value, (cst.Name, cst.Attribute)):
+        wrapper = ann.value.attr.value if isinstance(ann.value, cst.Attribute) else ann.value.value
+        inner = ann.slice[0].slice if len(ann.slice) == 1 else None
+        if wrapper == "Optional" and isinstance(inner, cst.Index):
+            return class_annotation(inner.value)
+        return ""
+    if isinstance(ann, cst.BinaryOperation) and isinstance(ann.operator, cst.BitOr):
+        sides = [s for s in (ann.left, ann.right) if not (isinstance(s, cst.Name) and s.value == "None")]
+        return class_annotation(sides[0]) if len(sides) == 1 else ""
+    return ""
 
 
 @lru_cache(maxsize=8192)  # nodes hash by identity; bounded, least recently used first out

@@ -24,6 +24,7 @@ from prefixlint.analysis.python.env import Env
 from prefixlint.analysis.python.fills import replace_call
 from prefixlint.analysis.python.kinds import CONVERSIONS, KindsMixin, is_empty_container
 from prefixlint.analysis.python.messages import MessagesMixin
+from prefixlint.analysis.python.objects import class_of
 from prefixlint.analysis.python.project import ProjectContext
 from prefixlint.analysis.python.resolve import annotation_name, find_param, local_ops, ops_before
 from prefixlint.analysis.python.sources import (
@@ -206,6 +207,11 @@ class Evaluator(TemplateMixin, MessagesMixin, KindsMixin):
             param = find_param(env.func, name)
             if param is not None:
                 return self._param(param, env, loc)
+            outer = env.mod.enclosing.get(id(env.func))
+            if outer is not None and (local_ops(env.mod, outer).get(name) or find_param(outer, name)):
+                # a closure's free name: its value in the enclosing function, where the ``def`` is
+                at = env.mod.pos(env.func)
+                return with_chain(self.text(node, evolve(env, func=outer, pos=at, bindings={})), loc)
         if name in env.mod.assigns:
             return with_chain(self.constant(env.mod, name), loc)
         if name in env.mod.imports:
@@ -705,6 +711,9 @@ class Evaluator(TemplateMixin, MessagesMixin, KindsMixin):
             name = func.value
             if env.func is not None and name in local_ops(mod, env.func):
                 return None
+            inner = _inner_function(mod, env.func, name)
+            if inner is not None:  # ``async def _one(x): ...`` defined in the caller's body
+                return FnRef(inner, mod, None)
             if name in mod.functions:
                 return FnRef(mod.functions[name], mod, None)
             if name in mod.imports:
@@ -734,6 +743,11 @@ class Evaluator(TemplateMixin, MessagesMixin, KindsMixin):
                 inst = self._instance(base, env)
                 if inst is not None and attr in inst[0].methods:
                     return FnRef(inst[0].methods[attr], inst[1], inst[0], inst[2])
+        if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Attribute):
+            # ``self.helper.build()``: a method of the class the attribute is declared with
+            owner = class_of(self, func.value, env)
+            if owner is not None and func.attr.value in owner[0].methods:
+                return FnRef(owner[0].methods[func.attr.value], owner[1], owner[0])
         return None
 
     def bind_args(
@@ -847,7 +861,8 @@ class Evaluator(TemplateMixin, MessagesMixin, KindsMixin):
         sorted_keys = any(a.keyword is not None and a.keyword.value == "sort_keys" for a in node.args)
         target = node.args[0].value
         inner = self.text(target, env)
-        seg = static(env.mod.source(target), loc) if is_static(inner) else None
+        # the literal's own text stands for its JSON (about as long), not the name it is read through
+        seg = static(join_text(inner) or env.mod.source(target), loc) if is_static(inner) else None
         if (
             sorted_keys
             or isinstance(target, (cst.SimpleString, cst.FormattedString))
@@ -860,14 +875,22 @@ class Evaluator(TemplateMixin, MessagesMixin, KindsMixin):
             return [evolve(seg, **extra)]  # type: ignore[arg-type]
         return [evolve(inner[0], location=loc, **extra), *inner[1:]]  # type: ignore[arg-type]
 
-    def _bound_literal(self, name: cst.Name, env: Env) -> cst.BaseExpression | None:
-        """The one value assigned to ``name`` before this point (in the function, else the module)."""
+    def _bound_literal(self, name: cst.Name, env: Env) -> tuple[cst.BaseExpression, Env] | None:
+        """The one value assigned to ``name`` before this point, and the env to read it in: in the
+        function, else the module, else the module it is imported from (``from tools import TOOLS``)."""
         if env.func is not None:
             ops = local_ops(env.mod, env.func).get(name.value)
             if ops:
                 before = ops_before(ops, env.pos)
-                return before[-1].value if len(before) == 1 and before[0].kind == "assign" else None
-        return env.mod.assigns.get(name.value)
+                single = len(before) == 1 and before[0].kind == "assign"
+                return (before[-1].value, env) if single else None
+        if name.value in env.mod.assigns:
+            return env.mod.assigns[name.value], env
+        if name.value in env.mod.imports:
+            got = self._imported(env.mod, name.value)
+            if got is not None and got[1] is not None and got[1] in got[0].assigns:
+                return got[0].assigns[got[1]], self.module_env(got[0])
+        return None
 
     def _string_items(self, node: cst.BaseExpression, env: Env, depth: int = 0) -> bool:
         """True for a set, frozenset, list or tuple literal (or a name bound to one) of string literals:
@@ -875,8 +898,8 @@ class Evaluator(TemplateMixin, MessagesMixin, KindsMixin):
         if depth > 4:
             return False
         if isinstance(node, cst.Name):
-            value = self._bound_literal(node, env)
-            return value is not None and self._string_items(value, env, depth + 1)
+            bound = self._bound_literal(node, env)
+            return bound is not None and self._string_items(bound[0], bound[1], depth + 1)
         if (
             isinstance(node, cst.Call)
             and isinstance(node.func, cst.Name)
@@ -894,7 +917,10 @@ class Evaluator(TemplateMixin, MessagesMixin, KindsMixin):
         return False
 
     def _literal(self, node: cst.BaseExpression, env: Env, depth: int = 0) -> bool:
-        """True for a literal dict/list (or a name bound to one) whose key order is fixed in the source."""
+        """True for a literal dict/list (or a name bound to one) whose key order is fixed in the source.
+
+        ``depth`` counts names followed; nesting (a JSON schema's dicts in dicts) is bounded by the source.
+        """
         if depth > 4:
             return False
         if isinstance(node, (cst.SimpleString, cst.Integer, cst.Float, cst.ConcatenatedString)):
@@ -902,20 +928,30 @@ class Evaluator(TemplateMixin, MessagesMixin, KindsMixin):
         if isinstance(node, cst.Name):
             if node.value in ("True", "False", "None"):
                 return True
-            value = self._bound_literal(node, env)
-            return value is not None and self._literal(value, env, depth + 1)
+            bound = self._bound_literal(node, env)
+            if bound is None:
+                return False
+            return self._literal(bound[0], bound[1], depth + 1)
         if isinstance(node, cst.Dict):
             return all(
                 isinstance(el, cst.DictElement)
-                and self._literal(el.key, env, depth + 1)
-                and self._literal(el.value, env, depth + 1)
+                and self._literal(el.key, env, depth)
+                and self._literal(el.value, env, depth)
                 for el in node.elements
             )
         if isinstance(node, (cst.List, cst.Tuple)):
             return all(
-                isinstance(el, cst.Element) and self._literal(el.value, env, depth + 1)
-                for el in node.elements
+                isinstance(el, cst.Element) and self._literal(el.value, env, depth) for el in node.elements
             )
+        if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
+            return self._literal(node.expression, env, depth)
+        if (
+            isinstance(node, cst.Call)
+            and isinstance(node.func, cst.Attribute)
+            and isinstance(node.func.value, (cst.SimpleString, cst.ConcatenatedString))
+        ):
+            # ``"""...""".strip()``: a string method of a literal, with literal arguments
+            return all(a.keyword is None and self._literal(a.value, env, depth) for a in node.args)
         return False
 
     def _address_repr(self, node: cst.BaseExpression, env: Env, conv: str) -> bool:
@@ -1028,6 +1064,16 @@ def _str_keys_only(node: cst.BaseExpression) -> bool:
         and node.func.value.value == "json"
         and node.func.attr.value == "loads"
     )
+
+
+def _inner_function(mod: ModuleInfo, func: cst.FunctionDef | None, name: str) -> cst.FunctionDef | None:
+    """The function ``name`` defined in the body of ``func`` or of a function enclosing it."""
+    while func is not None:
+        got = mod.inner_functions.get(id(func), {}).get(name)
+        if got is not None:
+            return got
+        func = mod.enclosing.get(id(func))
+    return None
 
 
 def _is_none(node: cst.BaseExpression) -> bool:

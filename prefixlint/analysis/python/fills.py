@@ -5,7 +5,8 @@ no sink the analyzer can see.
 value takes the place of the marker, so the finding lands on the marker's line in the template. A
 ``.format``/``.format_map`` of a template constant whose result goes somewhere the analyzer cannot
 follow (a settings dict, a callback) is still a prompt built per request; it is reported at the
-placeholder when enough static text follows it.
+placeholder when enough static text follows it, unless every use seen of it ends as a new user turn
+appended to a conversation the object keeps (:mod:`.uses`): then only that conversation precedes it.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import libcst as cst
 from prefixlint.analysis.python.collect import ModuleInfo, evaluated
 from prefixlint.analysis.python.env import Env
 from prefixlint.analysis.python.sources import dotted_name, is_static, join_text, static
+from prefixlint.analysis.python.uses import appended_turn
 from prefixlint.model.layout import Segment, SourceLocation, Timing, evolve
 
 if TYPE_CHECKING:
@@ -112,7 +114,7 @@ def fill_sites(ev: Evaluator, mod: ModuleInfo) -> list[tuple[str, list[Segment],
         if ev.template_source(recv, env) is None:
             continue
         segs = ev.text(site.node, env)
-        if _breaks_ahead_of_static(segs):
+        if _breaks_ahead_of_static(segs) and not appended_turn(ev, mod, site.node, site.func):
             out.append((f"{dotted_name(recv) or 'template'}.{func.attr.value}()", segs, mod.loc(site.node)))
     return out
 

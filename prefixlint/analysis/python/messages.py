@@ -487,6 +487,10 @@ class MessagesMixin:
             if op.kind == "assign":
                 out = self.items(op.value, sub)
                 continue
+            if op.kind == "for":  # ``for group in groups: for x in group``: one element's items
+                elem = _pick(self.items(op.value, sub))
+                out = [mark(elem, repeated=True)] if not is_static(elem) else []
+                continue
             if op.kind in ("append", "insert"):
                 new = [self.text(op.value, sub)]
             elif op.kind in ("extend", "aug"):

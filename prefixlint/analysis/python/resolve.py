@@ -69,10 +69,8 @@ def _walk_stmt(
         elif isinstance(orelse, cst.Else):
             _walk_block(mod, orelse.body, ops, conditional=True, loop_iter=loop_iter)
     elif isinstance(stmt, cst.For):
-        if isinstance(stmt.target, cst.Name):
-            ops.setdefault(stmt.target.value, []).append(
-                Op("for", stmt.iter, mod.pos(stmt), stmt, conditional, stmt.iter)
-            )
+        for name, items in _loop_names(stmt.target, stmt.iter):
+            ops.setdefault(name, []).append(Op("for", items, mod.pos(stmt), stmt, conditional, stmt.iter))
         _walk_block(mod, stmt.body, ops, conditional=conditional, loop_iter=stmt.iter)
     elif isinstance(stmt, cst.While):
         _walk_block(mod, stmt.body, ops, conditional=True, loop_iter=loop_iter)
@@ -86,6 +84,24 @@ def _walk_stmt(
             _walk_block(mod, stmt.orelse.body, ops, conditional=True, loop_iter=loop_iter)
         if stmt.finalbody is not None:
             _walk_block(mod, stmt.finalbody.body, ops, conditional=conditional, loop_iter=loop_iter)
+
+
+def _loop_names(target: cst.BaseExpression, it: cst.BaseExpression) -> list[tuple[str, cst.BaseExpression]]:
+    """``(name, sequence whose items it takes)`` for a ``for`` target: ``x``; ``i, x`` over
+    ``enumerate(xs)`` (the index is a count: not recorded); ``a, b`` over ``zip(as, bs)``; and each
+    name of another tuple target over the whole sequence (``k, v`` over ``d.items()``)."""
+    if isinstance(target, cst.Name):
+        return [(target.value, it)]
+    if not isinstance(target, (cst.Tuple, cst.List)):
+        return []
+    names = [el.value for el in target.elements]
+    call = it if isinstance(it, cst.Call) and isinstance(it.func, cst.Name) else None
+    plain = [a.value for a in call.args if a.keyword is None and not a.star] if call is not None else []
+    if call is not None and call.func.value == "enumerate" and len(names) == 2 and plain:  # type: ignore[union-attr]
+        return _loop_names(names[1], plain[0])
+    if call is not None and call.func.value == "zip" and len(names) == len(plain):  # type: ignore[union-attr]
+        return [pair for n, seq in zip(names, plain, strict=True) for pair in _loop_names(n, seq)]
+    return [(n.value, it) for n in names if isinstance(n, cst.Name)]
 
 
 def _small(

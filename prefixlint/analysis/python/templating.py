@@ -23,8 +23,11 @@ from prefixlint.analysis.python import fixes
 from prefixlint.analysis.python.collect import ModuleInfo, evaluated
 from prefixlint.analysis.python.constants import table_item
 from prefixlint.analysis.python.env import Env
+from prefixlint.analysis.python.objects import class_of, field_default
+from prefixlint.analysis.python.pieces import Piece, relocate, string_pieces
 from prefixlint.analysis.python.resolve import find_param, local_ops, ops_before
 from prefixlint.analysis.python.sources import dotted_name, is_static, join_text, static, with_chain
+from prefixlint.analysis.python.taint import dominant
 from prefixlint.analysis.result import AnalysisError
 from prefixlint.model.edits import Fix
 from prefixlint.model.layout import Section, Segment, SourceLocation, Timing, evolve
@@ -46,6 +49,8 @@ class TemplateSrc:
     literal: cst.SimpleString | None = None
     module: ModuleInfo | None = None
     indent: int = 0  # columns the file's later lines lose in the text (a YAML block)
+    # a template joined from several literals: where each piece sits (see :mod:`.pieces`)
+    pieces: tuple[Piece, ...] = ()
 
 
 class TemplateMixin:
@@ -89,7 +94,16 @@ class TemplateMixin:
         if depth > 8:
             return None
         mod = env.mod
-        if isinstance(node, (cst.SimpleString, cst.ConcatenatedString)):
+        if isinstance(node, (cst.ConcatenatedString, cst.FormattedString)):
+            # literals on several lines, or f-strings of constants: each piece keeps its place
+            got = string_pieces(node, mod, lambda expr: self._constant_text(expr, env))
+            if got is None:
+                return None
+            text, pieces = got
+            if not pieces:
+                return None
+            return TemplateSrc(text, mod.path, pieces[0][1], pieces[0][2], pieces=pieces)
+        if isinstance(node, cst.SimpleString):
             val = evaluated(node)
             if not isinstance(val, str):
                 return None
@@ -160,7 +174,9 @@ class TemplateMixin:
                     tmod = imp[0]
                     value = tmod.assigns[attr]
                     return self.template_source(value, self.module_env(tmod).at(tmod.pos(value)), depth + 1)
-            return None
+        if isinstance(node, cst.Attribute):
+            # ``settings.prompts.answer``: a field of a project class, whose default is the template
+            return self._field_source(node, env, depth)
         if isinstance(node, cst.Subscript):  # ``PROMPTS["qa"]``: an item of a module-level table
             item = table_item(self, node, env)  # type: ignore[arg-type]
             if item is not None:
@@ -204,6 +220,23 @@ class TemplateMixin:
                 node.right, env, depth + 1
             )
         return None
+
+    def _constant_text(self, node: cst.BaseExpression, env: Env) -> str | None:
+        """The text of an f-string's expression when it is a constant (``{RULES}``), else None."""
+        segs = self.text(node, env)  # type: ignore[attr-defined]
+        return join_text(segs) if is_static(segs) else None
+
+    def _field_source(self, node: cst.Attribute, env: Env, depth: int) -> TemplateSrc | None:
+        """The template a field's default holds, for an object whose class the code names."""
+        owner = class_of(self, node.value, env)  # type: ignore[arg-type]
+        if owner is None:
+            return None
+        value = field_default(owner[0], node.attr.value)
+        if value is None:
+            return None
+        fmod = owner[1]
+        got = self.template_source(value, self.module_env(fmod).at(fmod.pos(value)), depth + 1)
+        return _chained(got, env.mod.loc(node))
 
     def _keyed_source(self, node: cst.BaseExpression, env: Env, depth: int = 0) -> TemplateSrc | None:
         """``yaml.safe_load(f)["agent"]["system"]``, ``cfg.get("system")`` on a loaded YAML/TOML file."""
@@ -370,7 +403,16 @@ class TemplateMixin:
         if depth > 8:
             return None
         mod = env.mod
-        if isinstance(node, (cst.SimpleString, cst.ConcatenatedString)):
+        if isinstance(node, (cst.ConcatenatedString, cst.FormattedString)):
+            # literals on several lines, or f-strings of constants: each piece keeps its place
+            got = string_pieces(node, mod, lambda expr: self._constant_text(expr, env))
+            if got is None:
+                return None
+            text, pieces = got
+            if not pieces:
+                return None
+            return TemplateSrc(text, mod.path, pieces[0][1], pieces[0][2], pieces=pieces)
+        if isinstance(node, cst.SimpleString):
             val = evaluated(node)
             if not isinstance(val, str):
                 return None
@@ -654,7 +696,8 @@ class TemplateMixin:
             if is_static(segs):
                 bindings[key] = Binding(static=True, text=join_text(segs), location=loc)
             else:
-                d = next((s for s in segs if not s.static), segs[0])
+                # the piece that decides what the filled value is: a per-request one over an unknown one
+                d = dominant(segs) or segs[0]
                 bindings[key] = Binding(
                     static=False,
                     kind=d.kind,
@@ -686,8 +729,12 @@ class TemplateMixin:
             return [static(tmpl.text, loc)]
         self.dependencies.update(str(d) for d in result.dependencies)
         self.errors.extend(result.errors)
+        rendered = result.segments
+        if tmpl.pieces:
+            start = (tmpl.line_offset, tmpl.col_offset)
+            rendered = relocate(list(rendered), tmpl.text, tmpl.path, start, tmpl.pieces)
         out = []
-        for seg in result.segments:
+        for seg in rendered:
             if seg.static:
                 out.append(seg)
             else:
