@@ -152,9 +152,13 @@ def analyze(path: str, text: str, kind: str, settings: Settings) -> Any:
         from prefixlint.analysis.python import analyze_python
 
         return analyze_python(path, text, settings, project_for(settings))
+    from prefixlint.analysis.python.template_callers import caller_bindings
     from prefixlint.analysis.templates import analyze_template_file
 
-    return analyze_template_file(path, text, settings, Path(settings.root or "."))
+    bindings, read = caller_bindings(project_for(settings), path)
+    analysis = analyze_template_file(path, text, settings, Path(settings.root or "."), bindings)
+    analysis.dependencies.update(read)
+    return analysis
 
 
 def check_source(

@@ -55,6 +55,10 @@ class SinkSpec:
     # When set, the prompt/system/messages arguments are templates of this style ("format",
     # "mustache", "jinja"), e.g. LangChain's ``PromptTemplate``; their placeholders become slots.
     template_style: str = ""
+    # Text the framework sends right after the system prompt, as dotted keyword paths into the
+    # call's arguments: ``output_format.template`` is ``template=`` of the ``output_format=Parser(...)``
+    # (or ``dict(...)``) argument (lagent sends the parser's instruction as the next system message).
+    system_follows: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

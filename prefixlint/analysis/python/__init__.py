@@ -5,8 +5,9 @@ Stages, one module each: :mod:`.collect` (one libcst parse, one batched visit), 
 :mod:`.evaluate` (what text an expression builds), :mod:`.constants` (module-level prompt tables),
 :mod:`.callers` (parameters resolved through the project's call sites), :mod:`.fills` (templates
 filled by ``replace``, fill sites with no visible sink), :mod:`.messages` (message lists, blocks,
-tools), :mod:`.sinks` (where layouts are sent: plugins and catalog), :mod:`.sendpaths` (in-house
-helpers that send a prompt), :mod:`.builder` (the layout) and :mod:`.fixes`.
+tools), :mod:`.sinks` (where layouts are sent: plugins and catalog), :mod:`.subclass_sinks` (the
+project's classes derived from a framework's agent class), :mod:`.sendpaths` (in-house helpers that
+send a prompt), :mod:`.builder` (the layout) and :mod:`.fixes`.
 
 The public entry point is :func:`analyze_python`.
 """
@@ -33,6 +34,7 @@ from prefixlint.analysis.python.sinks import (
     sink_specs,
 )
 from prefixlint.analysis.python.sources import dotted_name, is_static, prompt_name_test
+from prefixlint.analysis.python.subclass_sinks import subclass_sink
 from prefixlint.analysis.result import AnalysisError, FileAnalysis
 from prefixlint.model.layout import Layout, Segment, SourceLocation, Timing
 from prefixlint.model.settings import Settings
@@ -73,6 +75,8 @@ def _layouts(ev: Evaluator, mod: ModuleInfo, settings: Settings) -> list[Layout]
         spec = match_sink(dotted_name(site.node.func), mod, specs)
         timing = Timing.REQUEST if site.func is not None else Timing.PROCESS
         env = Env(mod=mod, func=site.func, cls=site.cls, timing=timing, pos=mod.pos(site.node))
+        if spec is None:
+            spec = subclass_sink(ev, site.node.func, env, specs)
         if spec is None:
             fn = ev._function_for(site.node.func, env)
             if fn is not None:

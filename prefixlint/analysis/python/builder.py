@@ -85,6 +85,8 @@ def build_layout(
             got = callables.returned_value(ev, system, env)
             body, where = got if got is not None else (system, env)
             segs.extend(evolve(s, section=Section.SYSTEM, role="system") for s in ev.content(body, where))
+        for follows in filter(None, (keyword_path(args, p) for p in spec.system_follows)):
+            segs.extend(evolve(s, section=Section.SYSTEM, role="system") for s in ev.content(follows, env))
         messages_node = _pick(args, spec.messages, "messages")
         messages = ev.message_list(messages_node, env) if messages_node is not None else []
         if hooked is not None:
@@ -114,6 +116,31 @@ def build_layout(
         pieces = ev.text(key, env)
         layout.cache_key = next((p for p in pieces if not p.static), pieces[0] if pieces else None)
     return layout
+
+
+def keyword_path(args: dict[str, cst.BaseExpression], path: str) -> cst.BaseExpression | None:
+    """``output_format.template``: the ``template`` of the ``output_format=Parser(template=...)``
+    argument (a call's keyword, or a key of a dict literal)."""
+    head, *rest = path.split(".")
+    node = args.get(head)
+    for key in rest:
+        if isinstance(node, cst.Call):
+            named = (a.value for a in node.args if a.keyword is not None and a.keyword.value == key)
+            node = next(named, None)
+        elif isinstance(node, cst.Dict):
+            node = next(
+                (
+                    el.value
+                    for el in node.elements
+                    if isinstance(el, cst.DictElement)
+                    and isinstance(el.key, cst.SimpleString)
+                    and evaluated(el.key) == key
+                ),
+                None,
+            )
+        else:
+            return None
+    return node
 
 
 def _model(node: cst.BaseExpression | None) -> str | None:

@@ -61,6 +61,7 @@ def catalog_sinks() -> tuple[SinkSpec, ...]:
                 positional={int(k): v for k, v in raw.get("positional", {}).items()},
                 model_kw=raw.get("model_kw", "model"),
                 module=tuple(raw.get("module", ())),
+                system_follows=tuple(raw.get("system_follows", ())),
             )
         )
     return tuple(out)
