@@ -358,10 +358,3 @@ def test_the_name_of_a_project_or_a_tool_is_not_a_user_identity():
         DynamicKind.UNKNOWN,
         DynamicKind.USER_IDENTITY,
     ]
-
-
-def test_what_a_user_writes_is_user_input_not_their_identity():
-    # `user_feedback` is text the user sent (it changes per request); `user_name` is who they are
-    r = jinja("{{ user_feedback }} {{ user_request }} {{ user_name }}")
-    kinds = [s.kind for s in r.segments if s.dynamic]
-    assert kinds == [DynamicKind.USER_INPUT, DynamicKind.USER_INPUT, DynamicKind.USER_IDENTITY]
