@@ -758,21 +758,38 @@ def _move_fix(tmpl: TemplateSrc, seg: Segment) -> tuple[Fix, ...]:
     return (fix,) if fix is not None else seg.fixes
 
 
+# id(function) -> (the function, name -> the expressions of its ``with EXPR as name:``): one walk of a
+# function for every name asked about (a walk per name made one large module cost minutes). Bounded:
+# it holds the function nodes it keys, and nothing else.
+_WITH_TARGETS: dict[int, tuple[cst.FunctionDef, dict[str, list[cst.BaseExpression]]]] = {}
+_WITH_TARGETS_MAX = 256
+
+
 def _with_target(func: cst.FunctionDef, name: str) -> cst.BaseExpression | None:
     """The expression ``name`` is bound to by ``with EXPR as name:`` in ``func``, if one."""
-    found: list[cst.BaseExpression] = []
-
-    class _Find(cst.CSTVisitor):
-        def visit_WithItem(self, node: cst.WithItem) -> None:
-            asname = node.asname
-            if asname is not None and isinstance(asname.name, cst.Name) and asname.name.value == name:
-                found.append(node.item)
-
-        def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-            return node is func
-
-    func.visit(_Find())
+    got = _WITH_TARGETS.get(id(func))
+    if got is None or got[0] is not func:
+        if len(_WITH_TARGETS) >= _WITH_TARGETS_MAX:
+            _WITH_TARGETS.clear()
+        got = _WITH_TARGETS[id(func)] = (func, _with_targets(func))
+    found = got[1].get(name, ())
     return found[0] if len(found) == 1 else None
+
+
+def _with_targets(func: cst.FunctionDef) -> dict[str, list[cst.BaseExpression]]:
+    """Every ``with EXPR as name:`` in ``func`` (not in the functions nested in it), by name."""
+    found: dict[str, list[cst.BaseExpression]] = {}
+    stack: list[cst.CSTNode] = list(func.body.children)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, cst.FunctionDef):
+            continue
+        if isinstance(node, cst.WithItem):
+            asname = node.asname
+            if asname is not None and isinstance(asname.name, cst.Name):
+                found.setdefault(asname.name.value, []).append(node.item)
+        stack.extend(node.children)
+    return found
 
 
 def _is_get(node: cst.CSTNode) -> bool:
