@@ -109,3 +109,19 @@ def test_a_name_that_names_two_template_files_links_neither(tmp_path: Path) -> N
         extra={"prompts/editor/summarize.prompt": "You edit summaries.\n" + RULES},
     )
     assert [f["location"]["row"] for f in _template_findings(root)] == [2]
+
+
+def test_a_caller_value_of_unknown_nature_leaves_a_known_name_its_kind(tmp_path: Path) -> None:
+    """``self.pending`` says nothing (it would be PFX120): ``{{ question }}`` stays user input."""
+    root = _project(
+        tmp_path,
+        "You write summaries.\nAsked: {{ question }}\n" + RULES,
+        """
+        from app.convo import Conversation
+
+        class Writer:
+            def summarize(self):
+                return Conversation().template("summarize", question=self.pending)
+        """,
+    )
+    assert [(f["code"], f["location"]["row"]) for f in _template_findings(root)] == [("PFX109", 2)]

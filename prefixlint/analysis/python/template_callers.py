@@ -11,10 +11,8 @@ the caller's value is of unknown nature and the name says more.
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Iterable
-from functools import lru_cache
 from pathlib import Path, PurePosixPath
 
 import libcst as cst
@@ -26,6 +24,7 @@ from prefixlint.analysis.python.evaluate import Evaluator
 from prefixlint.analysis.python.project import ProjectContext
 from prefixlint.analysis.python.sources import is_static, join_text
 from prefixlint.analysis.templates.bindings import Binding, combine, name_binding
+from prefixlint.analysis.templates.files import files_with_stem
 from prefixlint.model.layout import DynamicKind, Segment, SourceLocation, Timing
 
 # A name mentioned in more Python files than this is too common to follow (``system``, ``main``).
@@ -33,7 +32,6 @@ MAX_CALLER_FILES = 40
 # Render calls read per template file.
 MAX_RENDER_CALLS = 24
 _NAME = re.compile(r"[\w.\-/]{1,200}")
-_SKIP_DIRS = frozenset({"node_modules", "venv", "site-packages", "__pycache__", "build", "dist"})
 
 
 def caller_bindings(project: ProjectContext, path: str) -> tuple[dict[str, Binding], set[str]]:
@@ -52,7 +50,10 @@ def caller_bindings(project: ProjectContext, path: str) -> tuple[dict[str, Bindi
     found: dict[str, list[Binding]] = {}
     deps: set[str] = set()
     calls = 0
+    quoted = re.compile(rf"""["'/]{re.escape(stem)}(?:\.[\w.]+)?["']""")
     for file in sorted(files):
+        if not _mentions(file, quoted):
+            continue  # no string names the file: not parsed for this
         mod = project.load(file)
         if mod is None:
             continue
@@ -77,6 +78,13 @@ def _unknown(value: Binding) -> bool:
     return not value.static and value.kind in (None, DynamicKind.UNKNOWN) and value.timing is Timing.UNKNOWN
 
 
+def _mentions(file: str, quoted: re.Pattern[str]) -> bool:
+    try:
+        return quoted.search(Path(file).read_text("utf-8", errors="replace")) is not None
+    except OSError:
+        return False
+
+
 def _render_calls(mod: ModuleInfo, target: Path, root: Path) -> Iterable[CallSite]:
     """Calls of ``mod`` with a string argument that names ``target`` and with keyword arguments."""
     for site in mod.calls:
@@ -94,9 +102,10 @@ def _render_calls(mod: ModuleInfo, target: Path, root: Path) -> Iterable[CallSit
 def _names(name: str, target: Path, root: Path) -> bool:
     """Whether ``name`` refers to ``target`` and to no other file of the project."""
     name = name.strip().removeprefix("./")
-    if not _NAME.fullmatch(name) or ".." in name:
+    stem = target.name.split(".", 1)[0]
+    if not _NAME.fullmatch(name) or ".." in name or PurePosixPath(name).name.split(".", 1)[0] != stem:
         return False
-    found = [p for p in _same_stem(str(root), target.name.split(".", 1)[0]) if _ends_with(p, name)]
+    found = [p for p in _same_stem(str(root), stem) if _ends_with(p, name)]
     return found == [str(target)]
 
 
@@ -113,20 +122,10 @@ def _ends_with(path: str, name: str) -> bool:
     return not head or pure.parent.parts[-len(head) :] == head
 
 
-@lru_cache(maxsize=8)
-def _files_by_stem(root: str) -> dict[str, tuple[str, ...]]:
-    """Every non-Python file under ``root`` by stem (skipping virtualenvs, VCS and build folders)."""
-    out: dict[str, list[str]] = {}
-    for dirpath, dirnames, filenames in os.walk(root):
-        dirnames[:] = sorted(d for d in dirnames if d not in _SKIP_DIRS and not d.startswith("."))
-        for name in filenames:
-            if not name.endswith((".py", ".pyi", ".pyc")):
-                out.setdefault(name.split(".", 1)[0], []).append(str(Path(dirpath, name).resolve()))
-    return {k: tuple(v) for k, v in out.items()}
-
-
 def _same_stem(root: str, stem: str) -> tuple[str, ...]:
-    return _files_by_stem(str(Path(root).resolve())).get(stem, ())
+    """The project's other-than-Python files named ``stem`` (any suffix), resolved."""
+    found = files_with_stem(Path(root), stem)
+    return tuple(str(Path(p).resolve()) for p in found if not p.endswith((".py", ".pyi", ".pyc")))
 
 
 def _keyword_values(ev: Evaluator, mod: ModuleInfo, site: CallSite) -> dict[str, Binding]:

@@ -75,6 +75,12 @@ def _index(root: str) -> dict[str, tuple[str, ...]]:
     return {k: tuple(v) for k, v in found.items()}
 
 
+def files_with_stem(root: Path, stem: str) -> tuple[str, ...]:
+    """Files under ``root`` whose name up to its first dot is ``stem`` (``review.prompt``: ``review``)."""
+    index = _index(str(Path(root).resolve()))
+    return tuple(p for name, paths in index.items() if name.split(".", 1)[0] == stem for p in paths)
+
+
 def clear_caches() -> None:
     """Forget the file index and parsed templates (for long-running processes and tests)."""
     _index.cache_clear()
