@@ -3,7 +3,8 @@
 ``yaml.safe_load(f)["agent"]["system"]`` and ``tomllib.load(f)["pr_review"]["system"]`` are
 template text read from a file. :func:`keyed_value` returns that text and the line and column its
 first character sits at, so placeholders found in it are reported on the file's own lines. A YAML
-literal block (``|``) keeps its lines; a folded block (``>``) is placed at its first line.
+literal block (``|``) keeps its lines; a folded block (``>``) is read as its lines are written (the
+model sees a space where the file has a newline, the same text for the cache).
 """
 
 from __future__ import annotations
