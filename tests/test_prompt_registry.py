@@ -163,3 +163,18 @@ def test_named_templates_skip_shell_and_workflow_variables(tmp_path: Path):
     assert found["extract"].placeholders == {"summary", "chunk"}
     # the text is placed where it starts in the file (the line after ``template: |``)
     assert found["research"].body.line + 1 == _line_of("{date}")
+
+
+def test_folded_block_is_reported_on_the_placeholders_own_line(tmp_path: Path):
+    folded = (
+        "summarise:\n  template: >\n    # Context\n\n    Summary: {summary} (for {chunk})\n" + RULES + "\n"
+    )
+    (tmp_path / "prompts").mkdir()
+    (tmp_path / "prompts" / "agents.yaml").write_text(folded, encoding="utf-8")
+    (tmp_path / "store.py").write_text(STORE, encoding="utf-8")
+    (tmp_path / "service.py").write_text(
+        "from datetime import datetime\n\n\ndef summarise(prompts, chunk):\n"
+        '    return prompts.get("summarise", {"summary": datetime.now().isoformat(), "chunk": chunk})\n',
+        encoding="utf-8",
+    )
+    assert _rows(tmp_path) == [5]

@@ -3,7 +3,8 @@
 ``yaml.safe_load(f)["agent"]["system"]`` and ``tomllib.load(f)["pr_review"]["system"]`` are
 template text read from a file. :func:`keyed_value` returns that text and the line and column its
 first character sits at, so placeholders found in it are reported on the file's own lines. A YAML
-literal block (``|``) keeps its lines; a folded block (``>``) is placed at its first line.
+literal block (``|``) keeps its lines; a folded block (``>``) is read as its lines are written (the
+model sees a space where the file has a newline, the same text for the cache).
 """
 
 from __future__ import annotations
@@ -69,9 +70,26 @@ def yaml_scalar_text(node: object, text: str) -> KeyedText | None:
         while line < len(lines) and not lines[line].strip():
             line += 1
         col = len(lines[line]) - len(lines[line].lstrip(" ")) if line < len(lines) else 0
+        if node.style == ">":
+            # a folded block joins its lines with spaces; its lines as written keep each placeholder
+            # on its own line in the file (a space or a newline: the same text to the model)
+            end = node.end_mark.line + (1 if node.end_mark.column else 0)
+            return KeyedText(_unfolded(lines[line:end], col, node.value), line, col, col)
         return KeyedText(node.value, line, col, col)
     quote = 1 if node.style in ("'", '"') else 0
     return KeyedText(node.value, mark.line, mark.column + quote)
+
+
+def _unfolded(lines: list[str], indent: int, value: str) -> str:
+    """The lines of a folded block scalar as written, less its indentation, with its final newline."""
+    body = []
+    for ln in lines:
+        if ln.strip() and len(ln) - len(ln.lstrip(" ")) < indent:
+            break  # the next key: the block ended
+        body.append(ln[indent:] if ln.strip() else "")
+    while body and not body[-1]:
+        body.pop()
+    return "\n".join(body) + ("\n" if value.endswith("\n") else "")
 
 
 def _toml_value(text: str, keys: Sequence[str | int]) -> KeyedText | None:
