@@ -10,6 +10,8 @@ import json
 import textwrap
 from pathlib import Path
 
+import pytest
+
 from tests.cli_support import needs_analyzer, run_cli
 
 pytestmark = needs_analyzer
@@ -284,17 +286,26 @@ def _agent_project(root: Path, base_think: str) -> None:
     )
 
 
-def test_fill_appended_as_the_newest_turn_of_a_kept_conversation_is_not_a_finding(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    "append",
+    [
+        "msg = user_message(self.step_prompt)\nself.messages += [msg]",
+        'self.messages.append({"role": "user", "content": self.step_prompt})',
+    ],
+)
+def test_fill_appended_as_the_newest_turn_of_a_kept_conversation_is_not_a_finding(
+    tmp_path: Path, append: str
+) -> None:
     # The filled step prompt goes back to the agent, which appends it to the conversation it keeps:
     # only that (growing) conversation precedes it, so nothing after the page could be cached.
+    body = append.replace("\n", "\n" + " " * 12)
     _agent_project(
         tmp_path,
-        """
+        f"""
         if self.step_prompt:
-            msg = user_message(self.step_prompt)
-            self.messages += [msg]
+            {body}
         return client.chat.completions.create(
-            model="gpt-4o", messages=[{"role": "system", "content": SYSTEM}, *self.messages]
+            model="gpt-4o", messages=[{{"role": "system", "content": SYSTEM}}, *self.messages]
         )
         """,
     )

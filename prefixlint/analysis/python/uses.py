@@ -72,6 +72,8 @@ def _fates(
         if assign is not None and attr is not None and _self_attr(assign.targets[0].target) == attr:
             return {NEUTRAL}  # ``self.p = f"{note}\n{self.p}"``: still the same attribute
         return {OTHER}
+    if isinstance(parent, cst.DictElement) and i > 0 and _is_user_dict(parents[i - 1], parent):
+        return _message_fates(ev, mod, parents[i - 1], func, hops)
     if isinstance(parent, cst.Arg) and i > 0 and isinstance(parents[i - 1], cst.Call):
         call = parents[i - 1]
         if _is_user_message(call):
@@ -203,6 +205,22 @@ def _is_user_message(call: cst.Call) -> bool:
             and isinstance(arg.value, cst.SimpleString)
         ):
             return evaluated(arg.value) in ("user", "human")
+    return False
+
+
+def _is_user_dict(node: cst.CSTNode, element: cst.DictElement) -> bool:
+    """``{"role": "user", "content": value}`` with the value at ``element``."""
+    if not isinstance(node, cst.Dict) or not isinstance(element.key, cst.SimpleString):
+        return False
+    if evaluated(element.key) != "content":
+        return False
+    for el in node.elements:
+        if (
+            isinstance(el, cst.DictElement)
+            and isinstance(el.key, cst.SimpleString)
+            and evaluated(el.key) == "role"
+        ):
+            return isinstance(el.value, cst.SimpleString) and evaluated(el.value) in ("user", "human")
     return False
 
 
