@@ -364,3 +364,32 @@ def test_answers_gathered_by_an_inner_function_are_per_request(tmp_path: Path) -
         },
     )
     assert _rows(_findings(tmp_path), "review/texts.py") == [4]
+
+
+def test_a_prompt_file_opened_by_a_concatenated_literal_path(tmp_path: Path) -> None:
+    """``open("prompts/" "system.txt")`` is a path like any literal (it once crashed the analysis)."""
+    _write(
+        tmp_path,
+        {
+            "prompts/system.txt": "Today is {today}.\n" + GUIDE + "\n",
+            "app.py": """
+                from datetime import datetime
+
+                from openai import OpenAI
+
+                client = OpenAI()
+
+
+                def ask(q):
+                    with open("prompts/" "system.txt") as f:
+                        system = f.read().format(today=datetime.now())
+                    return client.chat.completions.create(
+                        model="gpt-4o",
+                        messages=[{"role": "system", "content": system}, {"role": "user", "content": q}],
+                    )
+            """,
+        },
+    )
+    found = _findings(tmp_path)
+    assert [f["code"] for f in found] == ["PFX101"], found
+    assert _rows(found, "prompts/system.txt") == [1]

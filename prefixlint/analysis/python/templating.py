@@ -403,16 +403,7 @@ class TemplateMixin:
         if depth > 8:
             return None
         mod = env.mod
-        if isinstance(node, (cst.ConcatenatedString, cst.FormattedString)):
-            # literals on several lines, or f-strings of constants: each piece keeps its place
-            got = string_pieces(node, mod, lambda expr: self._constant_text(expr, env))
-            if got is None:
-                return None
-            text, pieces = got
-            if not pieces:
-                return None
-            return TemplateSrc(text, mod.path, pieces[0][1], pieces[0][2], pieces=pieces)
-        if isinstance(node, cst.SimpleString):
+        if isinstance(node, (cst.SimpleString, cst.ConcatenatedString)):
             val = evaluated(node)
             if not isinstance(val, str):
                 return None
