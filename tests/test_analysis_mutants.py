@@ -554,3 +554,74 @@ def test_a_helper_with_an_early_bare_return(tmp_path: Path) -> None:
     found = check(tmp_path, {"app.py": app})
     assert codes(found) == [("PFX101", "app.py", 11)]
     assert "(conditionally)" not in found[0]["message"]
+
+
+def test_prompt_tables_in_the_same_module_and_imported(tmp_path: Path) -> None:
+    """``PROMPTS["qa"]`` of a module-level table, read in its own module and in another one, filled
+    per request with ``.format``: each finding sits on the placeholder's line in the table.
+    Catches: a table's items not recorded or not found (same module, or imported), or an item read
+    not taken as a template source."""
+    table = (
+        f"RULES = {RULES!r}\n"
+        "PROMPTS = {}\n"
+        'PROMPTS["qa"] = "Context: {context}.\\n" + RULES\n'
+        'LOCAL = {"now": "Now: {now}.\\n" + RULES}\n'
+    )
+    app = (
+        "from datetime import datetime\n" + OPENAI + table + "\n\n"
+        "def ask(q):\n"
+        '    system = LOCAL["now"].format(now=datetime.now())\n'
+        f"    return {send('system')}\n"
+    )
+    rag = (
+        "from prompts import PROMPTS\n" + OPENAI + "\n\n"
+        "def answer(q, store):\n"
+        '    template = PROMPTS["qa"]\n'
+        "    system = template.format(context=store.similarity_search(q))\n"
+        f"    return {send('system')}\n"
+    )
+    found = check(tmp_path, {"app.py": app, "prompts.py": table, "rag.py": rag})
+    assert codes(found) == [("PFX101", "app.py", 8), ("PFX105", "prompts.py", 3)]
+
+
+def test_percent_formatting_and_a_conditional_expression(tmp_path: Path) -> None:
+    """``TEMPLATE % value`` and ``TEMPLATE % {"name": value}`` put the value at its ``%s``; a dated
+    text chosen by ``x if cond else ""`` is reported as conditional.
+    Catches: a ``%`` template not rendered (the value no longer at its placeholder), or the dynamic
+    branch of a conditional expression lost."""
+    app = (
+        "from datetime import datetime\n" + OPENAI + f"RULES = {RULES!r}\n"
+        'TEMPLATE = "Desk notes. Now: %s.\\n" + RULES\n'
+        'NAMED = "Desk notes. Now: %(now)s.\\n" + RULES\n\n\n'
+        "def ask(q):\n"
+        "    system = TEMPLATE % datetime.now()\n"
+        f"    return {send('system')}\n\n\n"
+        "def ask_named(q):\n"
+        '    system = NAMED % {"now": datetime.now()}\n'
+        f"    return {send('system')}\n\n\n"
+        "def ask_urgent(q, urgent):\n"
+        '    system = (f"Now {datetime.now():%H:%M}.\\n" if urgent else "") + RULES\n'
+        f"    return {send('system')}\n"
+    )
+    found = check(tmp_path, {"app.py": app})
+    where = [(f["code"], f["location"]["row"], f["location"]["column"]) for f in found]
+    # the first two on their templates' ``%s`` (column of the ``%``), the third in the f-string
+    assert where == [("PFX101", 6, 30), ("PFX101", 7, 27), ("PFX101", 21, 22)]
+    assert [("(conditionally)" in f["message"]) for f in found] == [False, False, True]
+
+
+def test_a_template_read_from_a_yaml_file_by_its_keys(tmp_path: Path) -> None:
+    """``yaml.safe_load(f)["agents"]["support"]`` filled per request: the finding is on the
+    placeholder's line in the YAML file.
+    Catches: a subscript of loaded data not followed to the file's key."""
+    config = "agents:\n  support: |\n    Today is {today}.\n" + textwrap.indent(RULES, "    ") + "\n"
+    app = (
+        "from datetime import datetime\nfrom pathlib import Path\n\nimport yaml\n" + OPENAI + "\n\n"
+        "def ask(q):\n"
+        '    with open(Path(__file__).parent / "agents.yaml") as f:\n'
+        "        data = yaml.safe_load(f)\n"
+        '    system = data["agents"]["support"].format(today=datetime.now())\n'
+        f"    return {send('system')}\n"
+    )
+    found = codes(check(tmp_path, {"app.py": app, "agents.yaml": config}))
+    assert found == [("PFX101", "agents.yaml", 3)]
