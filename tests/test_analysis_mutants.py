@@ -625,3 +625,22 @@ def test_a_template_read_from_a_yaml_file_by_its_keys(tmp_path: Path) -> None:
     )
     found = codes(check(tmp_path, {"app.py": app, "agents.yaml": config}))
     assert found == [("PFX101", "agents.yaml", 3)]
+
+
+def test_a_timestamp_coarsened_by_replace(tmp_path: Path) -> None:
+    """``now.replace(minute=0, second=0, microsecond=0)`` changes once an hour (PFX101, low cost);
+    zeroing the hour too makes a date (PFX111).
+    Catches: ``replace(<field>=0)`` not read as coarsening the value."""
+    app = (
+        "from datetime import datetime\n" + OPENAI + f"RULES = {RULES!r}\n\n\n"
+        "def ask(q):\n"
+        '    system = f"Hour {datetime.now().replace(minute=0, second=0, microsecond=0)}.\\n" + RULES\n'
+        f"    return {send('system')}\n\n\n"
+        "def ask_daily(q):\n"
+        "    day = datetime.now().replace(hour=0, minute=0, second=0, microsecond=0)\n"
+        '    system = f"Day {day}.\\n" + RULES\n'
+        f"    return {send('system')}\n"
+    )
+    found = check(tmp_path, {"app.py": app})
+    assert codes(found) == [("PFX101", "app.py", 9), ("PFX111", "app.py", 14)]
+    assert "(to the hour)" in found[0]["message"] and "(a date)" in found[1]["message"]
