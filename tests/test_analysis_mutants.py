@@ -644,3 +644,25 @@ def test_a_timestamp_coarsened_by_replace(tmp_path: Path) -> None:
     found = check(tmp_path, {"app.py": app})
     assert codes(found) == [("PFX101", "app.py", 9), ("PFX111", "app.py", 14)]
     assert "(to the hour)" in found[0]["message"] and "(a date)" in found[1]["message"]
+
+
+def test_a_cached_result_follows_a_helper_in_another_module(tmp_path: Path) -> None:
+    """``app.py`` sends what ``helpers.system_text()`` returns. With the result cache on, a change
+    to ``helpers.py`` alone (a timestamp added) still shows up: app.py's result depends on it.
+    Catches: a helper's module not recorded as a dependency of the file that calls it."""
+    helpers = (
+        f"from datetime import datetime\n\nRULES = {RULES!r}\n\n\ndef system_text():\n    return RULES\n"
+    )
+    app = (
+        "from helpers import system_text\n" + OPENAI + "\n\n"
+        f"def ask(q):\n    return {send('system_text()')}\n"
+    )
+    write(tmp_path, {"app.py": app, "helpers.py": helpers})
+    args = ["check", "-j", "1", "--output-format", "json", "."]
+    code, out, err = invoke(args, tmp_path)
+    assert (code, json.loads(out)) == (0, []), err
+    dated = helpers.replace("return RULES", 'return f"Now {datetime.now():%H:%M}.\\n" + RULES')
+    (tmp_path / "helpers.py").write_text(dated)
+    code, out, err = invoke(args, tmp_path)
+    assert code == 1, err
+    assert codes(json.loads(out)) == [("PFX101", "helpers.py", 7)]
