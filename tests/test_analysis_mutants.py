@@ -666,3 +666,25 @@ def test_a_cached_result_follows_a_helper_in_another_module(tmp_path: Path) -> N
     code, out, err = invoke(args, tmp_path)
     assert code == 1, err
     assert codes(json.loads(out)) == [("PFX101", "helpers.py", 7)]
+
+
+def test_time_strftime_by_its_format_and_a_config_parameter(tmp_path: Path) -> None:
+    """``time.strftime("%Y-%m-%d")`` is a date (PFX111) and ``time.strftime("%H:%M")`` a timestamp to
+    the minute (PFX101), by the format; a parameter named ``config`` is fixed at start-up, so a value
+    read from it is a process value (PFX201), not an unknown one.
+    Catches: the format of a ``strftime`` call not read, or a config parameter's timing lost."""
+    app = (
+        "import time\n" + OPENAI + f"RULES = {RULES!r}\n\n\n"
+        "def ask(q):\n"
+        "    system = f\"Day {time.strftime('%Y-%m-%d')}.\\n\" + RULES\n"
+        f"    return {send('system')}\n\n\n"
+        "def ask_now(q):\n"
+        "    system = f\"Now {time.strftime('%H:%M')}.\\n\" + RULES\n"
+        f"    return {send('system')}\n\n\n"
+        "def ask_mode(q, config):\n"
+        '    system = f"Mode {config.mode}.\\n" + RULES\n'
+        f"    return {send('system')}\n"
+    )
+    found = check(tmp_path, {"app.py": app})
+    assert codes(found) == [("PFX111", "app.py", 9), ("PFX101", "app.py", 14), ("PFX201", "app.py", 19)]
+    assert "(to the minute)" in found[1]["message"]
