@@ -688,3 +688,38 @@ def test_time_strftime_by_its_format_and_a_config_parameter(tmp_path: Path) -> N
     found = check(tmp_path, {"app.py": app})
     assert codes(found) == [("PFX111", "app.py", 9), ("PFX101", "app.py", 14), ("PFX201", "app.py", 19)]
     assert "(to the minute)" in found[1]["message"]
+
+
+def test_derived_values_and_a_history_each_class_fills(tmp_path: Path) -> None:
+    """``int(time.time())`` is to the second; ``topic.title()`` of an unknown parameter stays of
+    unknown nature (PFX120: the static text behind it is large), not a timestamp; a list attribute
+    that one class fills with timestamps says nothing about another class's list of the same name
+    (that one grows with what its own class appends: memory, PFX107).
+    Catches: ``int()`` of a sub-second time not re-grained, a string method taken for a time method,
+    or appends of another class counted."""
+    app = (
+        "import time\nfrom datetime import datetime\n" + OPENAI + f"RULES = {RULES * 32!r}\n\n\n"
+        "def ask(q):\n"
+        '    system = f"Epoch {int(time.time())}.\\n" + RULES\n'
+        f"    return {send('system')}\n\n\n"
+        "def ask_topic(q, topic):\n"
+        '    system = f"Topic {topic.title()}.\\n" + RULES\n'
+        f"    return {send('system')}\n\n\n"
+        "class Log:\n"
+        "    def __init__(self):\n"
+        "        self.notes = []\n\n"
+        "    def mark(self):\n"
+        "        self.notes.append(str(datetime.now()))\n\n\n"
+        "class Desk:\n"
+        "    def __init__(self):\n"
+        "        self.notes = []\n\n"
+        "    def add(self):\n"
+        '        self.notes.append("Be brief.")\n\n'
+        "    def ask(self, q):\n"
+        '        system = "\\n".join(self.notes) + RULES\n'
+        f"        return {send('system')}\n"
+    )
+    found = check(tmp_path, {"app.py": app})
+    # Desk's list grows with each call: memory (PFX107), and it holds no timestamp
+    assert codes(found) == [("PFX101", "app.py", 10), ("PFX120", "app.py", 15), ("PFX107", "app.py", 32)]
+    assert "(to the second)" in found[0]["message"]
