@@ -723,3 +723,31 @@ def test_derived_values_and_a_history_each_class_fills(tmp_path: Path) -> None:
     # Desk's list grows with each call: memory (PFX107), and it holds no timestamp
     assert codes(found) == [("PFX101", "app.py", 10), ("PFX120", "app.py", 15), ("PFX107", "app.py", 32)]
     assert "(to the second)" in found[0]["message"]
+
+
+def test_time_through_a_module_alias_a_field_and_a_list_a_method_fills(tmp_path: Path) -> None:
+    """``clock.ctime()`` (``import time as clock``) is priced as ``time.ctime`` (to the second);
+    ``datetime.now().year`` changes once a year (PFX111); a list attribute with a neutral name that
+    a method appends timestamps to holds timestamps.
+    Catches: an import alias not expanded for the time catalog, a time field not re-grained, or
+    ``self.<list>.append(...)`` in a method not seen."""
+    app = (
+        "import time as clock\nfrom datetime import datetime\n" + OPENAI + f"RULES = {RULES!r}\n\n\n"
+        "def ask(q):\n"
+        '    system = f"Now {clock.ctime()}.\\n" + RULES\n'
+        f"    return {send('system')}\n\n\n"
+        "def ask_year(q):\n"
+        '    system = f"Year {datetime.now().year}.\\n" + RULES\n'
+        f"    return {send('system')}\n\n\n"
+        "class Desk:\n"
+        "    def __init__(self):\n"
+        "        self.lines = []\n\n"
+        "    def mark(self):\n"
+        "        self.lines.append(datetime.now().isoformat())\n\n"
+        "    def ask(self, q):\n"
+        '        system = "\\n".join(self.lines) + RULES\n'
+        f"        return {send('system')}\n"
+    )
+    found = check(tmp_path, {"app.py": app})
+    assert codes(found) == [("PFX101", "app.py", 10), ("PFX111", "app.py", 15), ("PFX101", "app.py", 24)]
+    assert "(to the second)" in found[0]["message"] and "(a year)" in found[1]["message"]
