@@ -751,3 +751,19 @@ def test_time_through_a_module_alias_a_field_and_a_list_a_method_fills(tmp_path:
     found = check(tmp_path, {"app.py": app})
     assert codes(found) == [("PFX101", "app.py", 10), ("PFX111", "app.py", 15), ("PFX101", "app.py", 24)]
     assert "(to the second)" in found[0]["message"] and "(a year)" in found[1]["message"]
+
+
+def test_a_loop_variable_holds_what_its_loop_iterates(tmp_path: Path) -> None:
+    """``for hit in store.similarity_search(q): system += f"{hit}"``: the loop variable (a neutral
+    name) holds retrieved context, ahead of the rules (PFX105).
+    Catches: a ``for`` target not recorded as taking the values of what the loop iterates."""
+    app = (
+        OPENAI + f"RULES = {RULES!r}\n\n\n"
+        "def ask(q, store):\n"
+        '    system = "Notes:\\n"\n'
+        "    for hit in store.similarity_search(q):\n"
+        '        system += f"- {hit}\\n"\n'
+        "    system += RULES\n"
+        f"    return {send('system')}\n"
+    )
+    assert codes(check(tmp_path, {"app.py": app})) == [("PFX105", "app.py", 9)]
