@@ -767,3 +767,32 @@ def test_a_loop_variable_holds_what_its_loop_iterates(tmp_path: Path) -> None:
         f"    return {send('system')}\n"
     )
     assert codes(check(tmp_path, {"app.py": app})) == [("PFX105", "app.py", 9)]
+
+
+def test_prompt_file_paths_built_several_ways(tmp_path: Path) -> None:
+    """A prompt file opened by a path built with ``str(...) + "/prompts/..."``, ``open(str(path))``
+    and ``os.path.join(folder, "prompts", name)``, then filled per request: each finding is on the
+    placeholder's line of the file it reads.
+    Catches: the left part of ``+``, the argument of ``str(...)`` or a part of ``os.path.join`` not
+    evaluated as a path."""
+    app = (
+        "import os\nfrom datetime import datetime\nfrom pathlib import Path\n" + OPENAI + "\n"
+        "HERE = os.path.dirname(os.path.abspath(__file__))\n\n\n"
+        "def ask(q):\n"
+        '    with open(str(Path(__file__).parent) + "/prompts/a.txt") as f:\n'
+        "        system = f.read().format(now=datetime.now())\n"
+        f"    return {send('system')}\n\n\n"
+        "def ask_b(q):\n"
+        '    with open(str(Path(__file__).parent / "prompts" / "b.txt")) as f:\n'
+        "        system = f.read().format(now=datetime.now())\n"
+        f"    return {send('system')}\n\n\n"
+        "def ask_c(q):\n"
+        '    with open(os.path.join(HERE, "prompts", "c.txt")) as f:\n'
+        "        system = f.read().format(now=datetime.now())\n"
+        f"    return {send('system')}\n"
+    )
+    files = {"app.py": app}
+    for name in "abc":
+        files[f"prompts/{name}.txt"] = f"Desk {name}.\nNow: {{now}}.\n{RULES}\n"
+    found = codes(check(tmp_path, files))
+    assert found == [("PFX101", f"prompts/{n}.txt", 2) for n in "abc"]
