@@ -75,6 +75,7 @@ TESTS = {
         "tests/test_analysis_mutants.py",
         "tests/test_rule_fixtures.py",
         "tests/test_rules_table.py",
+        "tests/test_rule_cost_model.py",
     ],
 }
 

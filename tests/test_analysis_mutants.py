@@ -554,3 +554,245 @@ def test_a_helper_with_an_early_bare_return(tmp_path: Path) -> None:
     found = check(tmp_path, {"app.py": app})
     assert codes(found) == [("PFX101", "app.py", 11)]
     assert "(conditionally)" not in found[0]["message"]
+
+
+def test_prompt_tables_in_the_same_module_and_imported(tmp_path: Path) -> None:
+    """``PROMPTS["qa"]`` of a module-level table, read in its own module and in another one, filled
+    per request with ``.format``: each finding sits on the placeholder's line in the table.
+    Catches: a table's items not recorded or not found (same module, or imported), or an item read
+    not taken as a template source."""
+    table = (
+        f"RULES = {RULES!r}\n"
+        "PROMPTS = {}\n"
+        'PROMPTS["qa"] = "Context: {context}.\\n" + RULES\n'
+        'LOCAL = {"now": "Now: {now}.\\n" + RULES}\n'
+    )
+    app = (
+        "from datetime import datetime\n" + OPENAI + table + "\n\n"
+        "def ask(q):\n"
+        '    system = LOCAL["now"].format(now=datetime.now())\n'
+        f"    return {send('system')}\n"
+    )
+    rag = (
+        "from prompts import PROMPTS\n" + OPENAI + "\n\n"
+        "def answer(q, store):\n"
+        '    template = PROMPTS["qa"]\n'
+        "    system = template.format(context=store.similarity_search(q))\n"
+        f"    return {send('system')}\n"
+    )
+    found = check(tmp_path, {"app.py": app, "prompts.py": table, "rag.py": rag})
+    assert codes(found) == [("PFX101", "app.py", 8), ("PFX105", "prompts.py", 3)]
+
+
+def test_percent_formatting_and_a_conditional_expression(tmp_path: Path) -> None:
+    """``TEMPLATE % value`` and ``TEMPLATE % {"name": value}`` put the value at its ``%s``; a dated
+    text chosen by ``x if cond else ""`` is reported as conditional.
+    Catches: a ``%`` template not rendered (the value no longer at its placeholder), or the dynamic
+    branch of a conditional expression lost."""
+    app = (
+        "from datetime import datetime\n" + OPENAI + f"RULES = {RULES!r}\n"
+        'TEMPLATE = "Desk notes. Now: %s.\\n" + RULES\n'
+        'NAMED = "Desk notes. Now: %(now)s.\\n" + RULES\n\n\n'
+        "def ask(q):\n"
+        "    system = TEMPLATE % datetime.now()\n"
+        f"    return {send('system')}\n\n\n"
+        "def ask_named(q):\n"
+        '    system = NAMED % {"now": datetime.now()}\n'
+        f"    return {send('system')}\n\n\n"
+        "def ask_urgent(q, urgent):\n"
+        '    system = (f"Now {datetime.now():%H:%M}.\\n" if urgent else "") + RULES\n'
+        f"    return {send('system')}\n"
+    )
+    found = check(tmp_path, {"app.py": app})
+    where = [(f["code"], f["location"]["row"], f["location"]["column"]) for f in found]
+    # the first two on their templates' ``%s`` (column of the ``%``), the third in the f-string
+    assert where == [("PFX101", 6, 30), ("PFX101", 7, 27), ("PFX101", 21, 22)]
+    assert [("(conditionally)" in f["message"]) for f in found] == [False, False, True]
+
+
+def test_a_template_read_from_a_yaml_file_by_its_keys(tmp_path: Path) -> None:
+    """``yaml.safe_load(f)["agents"]["support"]`` filled per request: the finding is on the
+    placeholder's line in the YAML file.
+    Catches: a subscript of loaded data not followed to the file's key."""
+    config = "agents:\n  support: |\n    Today is {today}.\n" + textwrap.indent(RULES, "    ") + "\n"
+    app = (
+        "from datetime import datetime\nfrom pathlib import Path\n\nimport yaml\n" + OPENAI + "\n\n"
+        "def ask(q):\n"
+        '    with open(Path(__file__).parent / "agents.yaml") as f:\n'
+        "        data = yaml.safe_load(f)\n"
+        '    system = data["agents"]["support"].format(today=datetime.now())\n'
+        f"    return {send('system')}\n"
+    )
+    found = codes(check(tmp_path, {"app.py": app, "agents.yaml": config}))
+    assert found == [("PFX101", "agents.yaml", 3)]
+
+
+def test_a_timestamp_coarsened_by_replace(tmp_path: Path) -> None:
+    """``now.replace(minute=0, second=0, microsecond=0)`` changes once an hour (PFX101, low cost);
+    zeroing the hour too makes a date (PFX111).
+    Catches: ``replace(<field>=0)`` not read as coarsening the value."""
+    app = (
+        "from datetime import datetime\n" + OPENAI + f"RULES = {RULES!r}\n\n\n"
+        "def ask(q):\n"
+        '    system = f"Hour {datetime.now().replace(minute=0, second=0, microsecond=0)}.\\n" + RULES\n'
+        f"    return {send('system')}\n\n\n"
+        "def ask_daily(q):\n"
+        "    day = datetime.now().replace(hour=0, minute=0, second=0, microsecond=0)\n"
+        '    system = f"Day {day}.\\n" + RULES\n'
+        f"    return {send('system')}\n"
+    )
+    found = check(tmp_path, {"app.py": app})
+    assert codes(found) == [("PFX101", "app.py", 9), ("PFX111", "app.py", 14)]
+    assert "(to the hour)" in found[0]["message"] and "(a date)" in found[1]["message"]
+
+
+def test_a_cached_result_follows_a_helper_in_another_module(tmp_path: Path) -> None:
+    """``app.py`` sends what ``helpers.system_text()`` returns. With the result cache on, a change
+    to ``helpers.py`` alone (a timestamp added) still shows up: app.py's result depends on it.
+    Catches: a helper's module not recorded as a dependency of the file that calls it."""
+    helpers = (
+        f"from datetime import datetime\n\nRULES = {RULES!r}\n\n\ndef system_text():\n    return RULES\n"
+    )
+    app = (
+        "from helpers import system_text\n" + OPENAI + "\n\n"
+        f"def ask(q):\n    return {send('system_text()')}\n"
+    )
+    write(tmp_path, {"app.py": app, "helpers.py": helpers})
+    args = ["check", "-j", "1", "--output-format", "json", "."]
+    code, out, err = invoke(args, tmp_path)
+    assert (code, json.loads(out)) == (0, []), err
+    dated = helpers.replace("return RULES", 'return f"Now {datetime.now():%H:%M}.\\n" + RULES')
+    (tmp_path / "helpers.py").write_text(dated)
+    code, out, err = invoke(args, tmp_path)
+    assert code == 1, err
+    assert codes(json.loads(out)) == [("PFX101", "helpers.py", 7)]
+
+
+def test_time_strftime_by_its_format_and_a_config_parameter(tmp_path: Path) -> None:
+    """``time.strftime("%Y-%m-%d")`` is a date (PFX111) and ``time.strftime("%H:%M")`` a timestamp to
+    the minute (PFX101), by the format; a parameter named ``config`` is fixed at start-up, so a value
+    read from it is a process value (PFX201), not an unknown one.
+    Catches: the format of a ``strftime`` call not read, or a config parameter's timing lost."""
+    app = (
+        "import time\n" + OPENAI + f"RULES = {RULES!r}\n\n\n"
+        "def ask(q):\n"
+        "    system = f\"Day {time.strftime('%Y-%m-%d')}.\\n\" + RULES\n"
+        f"    return {send('system')}\n\n\n"
+        "def ask_now(q):\n"
+        "    system = f\"Now {time.strftime('%H:%M')}.\\n\" + RULES\n"
+        f"    return {send('system')}\n\n\n"
+        "def ask_mode(q, config):\n"
+        '    system = f"Mode {config.mode}.\\n" + RULES\n'
+        f"    return {send('system')}\n"
+    )
+    found = check(tmp_path, {"app.py": app})
+    assert codes(found) == [("PFX111", "app.py", 9), ("PFX101", "app.py", 14), ("PFX201", "app.py", 19)]
+    assert "(to the minute)" in found[1]["message"]
+
+
+def test_derived_values_and_a_history_each_class_fills(tmp_path: Path) -> None:
+    """``int(time.time())`` is to the second; ``topic.title()`` of an unknown parameter stays of
+    unknown nature (PFX120: the static text behind it is large), not a timestamp; a list attribute
+    that one class fills with timestamps says nothing about another class's list of the same name
+    (that one grows with what its own class appends: memory, PFX107).
+    Catches: ``int()`` of a sub-second time not re-grained, a string method taken for a time method,
+    or appends of another class counted."""
+    app = (
+        "import time\nfrom datetime import datetime\n" + OPENAI + f"RULES = {RULES * 32!r}\n\n\n"
+        "def ask(q):\n"
+        '    system = f"Epoch {int(time.time())}.\\n" + RULES\n'
+        f"    return {send('system')}\n\n\n"
+        "def ask_topic(q, topic):\n"
+        '    system = f"Topic {topic.title()}.\\n" + RULES\n'
+        f"    return {send('system')}\n\n\n"
+        "class Log:\n"
+        "    def __init__(self):\n"
+        "        self.notes = []\n\n"
+        "    def mark(self):\n"
+        "        self.notes.append(str(datetime.now()))\n\n\n"
+        "class Desk:\n"
+        "    def __init__(self):\n"
+        "        self.notes = []\n\n"
+        "    def add(self):\n"
+        '        self.notes.append("Be brief.")\n\n'
+        "    def ask(self, q):\n"
+        '        system = "\\n".join(self.notes) + RULES\n'
+        f"        return {send('system')}\n"
+    )
+    found = check(tmp_path, {"app.py": app})
+    # Desk's list grows with each call: memory (PFX107), and it holds no timestamp
+    assert codes(found) == [("PFX101", "app.py", 10), ("PFX120", "app.py", 15), ("PFX107", "app.py", 32)]
+    assert "(to the second)" in found[0]["message"]
+
+
+def test_time_through_a_module_alias_a_field_and_a_list_a_method_fills(tmp_path: Path) -> None:
+    """``clock.ctime()`` (``import time as clock``) is priced as ``time.ctime`` (to the second);
+    ``datetime.now().year`` changes once a year (PFX111); a list attribute with a neutral name that
+    a method appends timestamps to holds timestamps.
+    Catches: an import alias not expanded for the time catalog, a time field not re-grained, or
+    ``self.<list>.append(...)`` in a method not seen."""
+    app = (
+        "import time as clock\nfrom datetime import datetime\n" + OPENAI + f"RULES = {RULES!r}\n\n\n"
+        "def ask(q):\n"
+        '    system = f"Now {clock.ctime()}.\\n" + RULES\n'
+        f"    return {send('system')}\n\n\n"
+        "def ask_year(q):\n"
+        '    system = f"Year {datetime.now().year}.\\n" + RULES\n'
+        f"    return {send('system')}\n\n\n"
+        "class Desk:\n"
+        "    def __init__(self):\n"
+        "        self.lines = []\n\n"
+        "    def mark(self):\n"
+        "        self.lines.append(datetime.now().isoformat())\n\n"
+        "    def ask(self, q):\n"
+        '        system = "\\n".join(self.lines) + RULES\n'
+        f"        return {send('system')}\n"
+    )
+    found = check(tmp_path, {"app.py": app})
+    assert codes(found) == [("PFX101", "app.py", 10), ("PFX111", "app.py", 15), ("PFX101", "app.py", 24)]
+    assert "(to the second)" in found[0]["message"] and "(a year)" in found[1]["message"]
+
+
+def test_a_loop_variable_holds_what_its_loop_iterates(tmp_path: Path) -> None:
+    """``for hit in store.similarity_search(q): system += f"{hit}"``: the loop variable (a neutral
+    name) holds retrieved context, ahead of the rules (PFX105).
+    Catches: a ``for`` target not recorded as taking the values of what the loop iterates."""
+    app = (
+        OPENAI + f"RULES = {RULES!r}\n\n\n"
+        "def ask(q, store):\n"
+        '    system = "Notes:\\n"\n'
+        "    for hit in store.similarity_search(q):\n"
+        '        system += f"- {hit}\\n"\n'
+        "    system += RULES\n"
+        f"    return {send('system')}\n"
+    )
+    assert codes(check(tmp_path, {"app.py": app})) == [("PFX105", "app.py", 9)]
+
+
+def test_prompt_file_paths_built_several_ways(tmp_path: Path) -> None:
+    """A prompt file opened by a path built with ``str(...) + "/prompts/..."``, ``open(str(path))``
+    and ``os.path.join(folder, "prompts", name)``, then filled per request: each finding is on the
+    placeholder's line of the file it reads.
+    Catches: the left part of ``+``, the argument of ``str(...)`` or a part of ``os.path.join`` not
+    evaluated as a path."""
+    app = (
+        "import os\nfrom datetime import datetime\nfrom pathlib import Path\n" + OPENAI + "\n"
+        "HERE = os.path.dirname(os.path.abspath(__file__))\n\n\n"
+        "def ask(q):\n"
+        '    with open(str(Path(__file__).parent) + "/prompts/a.txt") as f:\n'
+        "        system = f.read().format(now=datetime.now())\n"
+        f"    return {send('system')}\n\n\n"
+        "def ask_b(q):\n"
+        '    with open(str(Path(__file__).parent / "prompts" / "b.txt")) as f:\n'
+        "        system = f.read().format(now=datetime.now())\n"
+        f"    return {send('system')}\n\n\n"
+        "def ask_c(q):\n"
+        '    with open(os.path.join(HERE, "prompts", "c.txt")) as f:\n'
+        "        system = f.read().format(now=datetime.now())\n"
+        f"    return {send('system')}\n"
+    )
+    files = {"app.py": app}
+    for name in "abc":
+        files[f"prompts/{name}.txt"] = f"Desk {name}.\nNow: {{now}}.\n{RULES}\n"
+    found = codes(check(tmp_path, files))
+    assert found == [("PFX101", f"prompts/{n}.txt", 2) for n in "abc"]

@@ -160,3 +160,9 @@ def test_payload_files_unwrap_batches_and_report_what_is_not_a_request() -> None
 
     forced = read_payload_file("r.json", '{"model": "x", "messages": []}', shape="responses")
     assert forced.payloads[0].api == "responses"
+
+
+def test_top_level_keys_of_compact_json() -> None:
+    """Compact JSON (no space after a comma) gives every key, each with its value's first character."""
+    head = '{"model":"gpt-4o","temperature":0,"messages":[{"role":"user","content":"hi"}]}'
+    assert top_level_keys(head) == {"model": '"', "temperature": "0", "messages": "["}
