@@ -77,3 +77,24 @@ def run_cli(args: list[str], cwd: Path, input: bytes | None = None) -> subproces
         check=False,
         timeout=240,
     )
+
+
+def write_project(root: Path, files: dict[str, str]) -> None:
+    """Write a small project: each file dedented, plus a bare ``pyproject.toml`` marking its root."""
+    import textwrap
+
+    for rel, text in files.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text).lstrip("\n"), encoding="utf-8")
+    (root / "pyproject.toml").write_text('[project]\nname = "demo"\n', encoding="utf-8")
+
+
+def project_findings(root: Path) -> list[dict]:
+    """The JSON findings of ``prefixlint check -n --exit-zero .`` run in ``root`` in a fresh process."""
+    import json
+
+    proc = run_cli(["check", "-n", "--exit-zero", "--output-format", "json", "."], root)
+    assert proc.returncode == 0, proc.stderr.decode()
+    data = json.loads(proc.stdout)
+    return data if isinstance(data, list) else data["findings"]

@@ -6,11 +6,11 @@ real CLI, ``prefixlint check --output-format json``, in a subprocess.
 
 from __future__ import annotations
 
-import json
-import textwrap
 from pathlib import Path
 
-from tests.cli_support import needs_analyzer, run_cli
+from tests.cli_support import needs_analyzer
+from tests.cli_support import project_findings as _findings
+from tests.cli_support import write_project as _write
 
 pytestmark = needs_analyzer
 
@@ -19,21 +19,6 @@ RULES = " ".join(
     f"Rule {i}: answer only questions about payroll setup, employee records and tax forms, and cite the form."
     for i in range(12)
 )
-
-
-def _write(root: Path, files: dict[str, str]) -> None:
-    for rel, text in files.items():
-        path = root / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(textwrap.dedent(text).lstrip("\n"), encoding="utf-8")
-    (root / "pyproject.toml").write_text('[project]\nname = "demo"\n', encoding="utf-8")
-
-
-def _findings(root: Path) -> list[dict]:
-    proc = run_cli(["check", "-n", "--exit-zero", "--output-format", "json", "."], root)
-    assert proc.returncode == 0, proc.stderr.decode()
-    data = json.loads(proc.stdout)
-    return data if isinstance(data, list) else data["findings"]
 
 
 def _at(findings: list[dict], path: str) -> list[dict]:

@@ -6,13 +6,14 @@ Each test writes a small project under ``tmp_path`` and runs the real CLI,
 
 from __future__ import annotations
 
-import json
 import textwrap
 from pathlib import Path
 
 import pytest
 
-from tests.cli_support import needs_analyzer, run_cli
+from tests.cli_support import needs_analyzer
+from tests.cli_support import project_findings as _findings
+from tests.cli_support import write_project as _write
 
 pytestmark = needs_analyzer
 
@@ -21,21 +22,6 @@ GUIDE = "\n".join(
     f"Guideline {i}: cite the shipment record you used, and say when a field is missing from it."
     for i in range(14)
 )
-
-
-def _write(root: Path, files: dict[str, str]) -> None:
-    for rel, text in files.items():
-        path = root / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(textwrap.dedent(text).lstrip("\n"), encoding="utf-8")
-    (root / "pyproject.toml").write_text('[project]\nname = "demo"\n', encoding="utf-8")
-
-
-def _findings(root: Path) -> list[dict]:
-    proc = run_cli(["check", "-n", "--exit-zero", "--output-format", "json", "."], root)
-    assert proc.returncode == 0, proc.stderr.decode()
-    data = json.loads(proc.stdout)
-    return data if isinstance(data, list) else data["findings"]
 
 
 def _rows(findings: list[dict], path: str) -> list[int]:
