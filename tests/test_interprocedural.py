@@ -418,3 +418,61 @@ def test_chat_template_messages_from_an_imported_module(tmp_path: Path) -> None:
     )
     found = _at(_findings(tmp_path), "notes/llm/templates.py")
     assert [(f["location"]["row"], f["code"]) for f in found] == [(1, "PFX101")]
+
+
+def test_a_test_file_calling_with_a_literal_does_not_make_the_value_static(tmp_path: Path) -> None:
+    """Tests call application code with literals; they are not the application's callers."""
+    files = {
+        "pkg/__init__.py": "",
+        "pkg/agent.py": f'''
+            from openai import OpenAI
+
+            client = OpenAI()
+            RULES = """{RULES}"""
+
+
+            def research(question):
+                system = "Research task: " + question + "\\n" + RULES
+                return client.chat.completions.create(
+                    model="gpt-4.1",
+                    messages=[{{"role": "system", "content": system}}, {{"role": "user", "content": "Go."}}],
+                )
+        ''',
+        "tests/test_agent.py": """
+            from pkg.agent import research
+
+
+            def test_research():
+                assert research("What is Python?")
+        """,
+    }
+    _write(tmp_path, files)
+    found = _findings(tmp_path)
+    # no application caller in view: the parameter is what its name says (user input), not static
+    assert [(Path(f["filename"]).name, f["code"]) for f in found] == [("agent.py", "PFX109")], found
+
+    # a test module's own helpers still take their values from its tests
+    files["tests/helpers.py"] = f'''
+        from openai import OpenAI
+
+        client = OpenAI()
+        RULES = """{RULES}"""
+
+
+        def ask(question):
+            system = "Research task: " + question + "\\n" + RULES
+            return client.chat.completions.create(
+                model="gpt-4.1",
+                messages=[{{"role": "system", "content": system}}, {{"role": "user", "content": "Go."}}],
+            )
+    '''
+    files["tests/test_helpers.py"] = """
+        from tests.helpers import ask
+
+
+        def test_ask():
+            assert ask("What is Python?")
+    """
+    _write(tmp_path, files)
+    found = _findings(tmp_path)
+    assert [(Path(f["filename"]).name, f["code"]) for f in found] == [("agent.py", "PFX109")], found

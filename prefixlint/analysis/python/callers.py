@@ -5,11 +5,14 @@ found in the whole project: static when every caller passes a static value (or l
 default), the caller's kind when one passes a per-request value (with the chain from that argument),
 and unknown only when no caller is visible (a public entry point, a callback). Callers are found by a
 bytes search of the project's files for the function's name, then resolved like any other call; the
-result is remembered per run, and the search is bounded (files, callers, depth).
+result is remembered per run, and the search is bounded (files, callers, depth). Calls from test
+code (``tests/``, ``test_*.py``, ``*_test.py``, ``conftest.py``) are not callers of application code:
+a test that passes a literal does not make the value the application passes static.
 """
 
 from __future__ import annotations
 
+from pathlib import PurePath
 from typing import TYPE_CHECKING
 
 import libcst as cst
@@ -28,6 +31,23 @@ MAX_CALLER_FILES = 40
 MAX_CALLERS = 24
 # Caller-of-caller hops (each evaluation of an argument may reach its own function's callers).
 MAX_CALLER_DEPTH = 6
+
+_TEST_DIRS = frozenset({"test", "tests", "testing"})
+
+
+def is_test_path(path: str, root: str | PurePath) -> bool:
+    """True for a file of a test suite: under a ``tests/`` folder of the project at ``root``, or
+    named ``test_*.py``, ``*_test.py``, ``conftest.py``."""
+    p = PurePath(path)
+    name = p.name
+    if name == "conftest.py" or name.startswith("test_") or name.endswith("_test.py"):
+        return True
+    try:
+        folders = p.relative_to(root).parts[:-1]
+    except ValueError:
+        return False
+    return any(part in _TEST_DIRS for part in folders)
+
 
 _IMPLICIT = ("staticmethod", "classmethod", "property", "cached_property", "abstractmethod", "override")
 
@@ -68,7 +88,10 @@ def _find_callers(
     files = ev.project.references(target, lambda _n: True)
     if len(files) > MAX_CALLER_FILES:
         return None
-    paths = [mod.path, *sorted(f for f in files if f != mod.path)]
+    root = ev.project.root
+    in_tests = is_test_path(mod.path, root)
+    others = sorted(f for f in files if f != mod.path and (in_tests or not is_test_path(f, root)))
+    paths = [mod.path, *others]
     out: list[tuple[ModuleInfo, CallSite]] = []
     for path in paths:
         cmod = mod if path == mod.path else ev.project.load(path)
