@@ -102,7 +102,8 @@ def timer(fn: Callable[[], object]) -> tuple[float, float | None]:
 
 
 def best(values: list) -> float | None:
-    values = [v for v in values if v is not None]
+    """The smallest measured value (None and non-positive CPU deltas are unknown, not zero)."""
+    values = [v for v in values if v is not None and v > 0]
     return min(values) if values else None
 
 

@@ -42,10 +42,14 @@ def process_cpu_seconds(pid: int) -> float | None:
     shared machine this is steadier than wall time: waiting for a core does not count."""
     total = 0
     try:
-        for task in Path(f"/proc/{pid}/task").iterdir():
-            total += int((task / "schedstat").read_text().split()[0])
-    except (OSError, ValueError, IndexError):
+        tasks = list(Path(f"/proc/{pid}/task").iterdir())
+    except OSError:
         return None
+    for task in tasks:
+        try:
+            total += int((task / "schedstat").read_text().split()[0])
+        except (OSError, ValueError, IndexError):
+            continue  # a thread that ended since the listing (a server's worker threads come and go)
     return total / 1e9 if total else None  # all zeros: the kernel keeps no schedstat here
 
 
@@ -184,4 +188,6 @@ class ServedEngine:
         checks = self.metric("prefixlint_engine_kv_integrity_check_seconds_total") - checks_before
         cached = usage["prompt_tokens_details"]["cached_tokens"]
         cpu = None if cpu_before is None or cpu_at_first is None else cpu_at_first - cpu_before
+        if cpu is not None and cpu <= 0:
+            cpu = None  # a thread that ended in between took its CPU time out of the sum: not known
         return Sample(ttft, usage["prompt_tokens"], cached, checks, cpu), choice
