@@ -9,7 +9,6 @@ it travelled through. Message lists and tools live in :mod:`.messages`.
 
 from __future__ import annotations
 
-import ast
 import textwrap
 from typing import NamedTuple
 
@@ -25,6 +24,7 @@ from prefixlint.analysis.python.fills import replace_call
 from prefixlint.analysis.python.kinds import CONVERSIONS, KindsMixin, is_empty_container
 from prefixlint.analysis.python.messages import MessagesMixin
 from prefixlint.analysis.python.objects import class_of
+from prefixlint.analysis.python.pieces import decode_literal
 from prefixlint.analysis.python.project import ProjectContext
 from prefixlint.analysis.python.resolve import annotation_name, find_param, local_ops, ops_before
 from prefixlint.analysis.python.sources import (
@@ -118,7 +118,7 @@ class Evaluator(TemplateMixin, MessagesMixin, KindsMixin):
         raw = "r" in prefix.lower()
         for part in node.parts:
             if isinstance(part, cst.FormattedStringText):
-                out.append(static(_decode(part.value, prefix, quote, raw), env.mod.loc(part)))
+                out.append(static(decode_literal(part.value, prefix, quote, raw), env.mod.loc(part)))
             elif isinstance(part, cst.FormattedStringExpression):
                 segs = self.text(part.expression, env)
                 spec = part.format_spec
@@ -1124,17 +1124,6 @@ def _default_repr(cls: ClassInfo, conv: str) -> bool:
         if name and name not in ("object",):
             return False  # an inherited repr may well be custom (Enum, NamedTuple, BaseModel...)
     return True
-
-
-def _decode(value: str, prefix: str, quote: str, raw: bool) -> str:
-    value = value.replace("{{", "{").replace("}}", "}")
-    if raw or "\\" not in value:
-        return value
-    try:
-        out = ast.literal_eval(f"{prefix}{quote}{value}{quote}")
-    except (SyntaxError, ValueError):
-        return value
-    return out.decode("utf-8", "replace") if isinstance(out, bytes) else str(out)
 
 
 def _apply_method(text: str, method: str) -> str:

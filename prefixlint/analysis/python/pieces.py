@@ -77,12 +77,18 @@ def string_pieces(
 
 def _unescape(raw: str, node: cst.FormattedString) -> str:
     """An f-string's literal text as Python reads it (``{{`` is ``{``, ``\\n`` a newline)."""
-    value = raw.replace("{{", "{").replace("}}", "}")
     prefix = node.start[: -len(node.end)].replace("f", "").replace("F", "")
-    if "r" in prefix.lower() or "\\" not in value:
+    return decode_literal(raw, prefix, node.end, "r" in prefix.lower())
+
+
+def decode_literal(value: str, prefix: str, quote: str, raw: bool) -> str:
+    """The text of an f-string's literal part as Python reads it: ``{{`` is ``{``, and escapes are
+    decoded unless the string is raw (``prefix`` without the ``f``, ``quote`` its quotes)."""
+    value = value.replace("{{", "{").replace("}}", "}")
+    if raw or "\\" not in value:
         return value
     try:
-        out = ast.literal_eval(f"{prefix}{node.end}{value}{node.end}")
+        out = ast.literal_eval(f"{prefix}{quote}{value}{quote}")
     except (SyntaxError, ValueError):
         return value
     return out.decode("utf-8", "replace") if isinstance(out, bytes) else str(out)

@@ -60,7 +60,8 @@ def _fates(
     cur, i = node, len(parents) - 1
     while i > 0 and isinstance(parents[i], cst.Await):
         cur, i = parents[i], i - 1
-    if any(isinstance(p, (cst.If, cst.While)) and _holds(p.test, cur) for p in parents):
+    chain = {id(cur), *map(id, parents)}  # ``cur`` and every node around it
+    if any(isinstance(p, (cst.If, cst.While)) and id(p.test) in chain for p in parents):
         return {NEUTRAL}
     parent = parents[i]
     if isinstance(parent, cst.Return):
@@ -228,23 +229,6 @@ def _self_attr(node: cst.BaseExpression) -> str | None:
     if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value == "self":
         return node.attr.value
     return None
-
-
-def _holds(tree: cst.CSTNode, node: cst.CSTNode) -> bool:
-    """True when ``node`` is ``tree`` or inside it."""
-    if tree is node:
-        return True
-    found = False
-
-    class _Find(cst.CSTVisitor):
-        def on_visit(self, n: cst.CSTNode) -> bool:
-            nonlocal found
-            if n is node:
-                found = True
-            return not found
-
-    tree.visit(_Find())
-    return found
 
 
 def _parents(mod: ModuleInfo, root: cst.CSTNode, target: cst.CSTNode) -> list[cst.CSTNode]:
