@@ -5,7 +5,10 @@ from __future__ import annotations
 import sys
 
 _SKIP_DIRS: tuple[str, ...] = ()
-_OWN_FILE: dict[str, bool] = {}  # file name -> inside this package, the SDKs or functools
+_OWN_FILE: dict[str, bool] = {}  # file name -> inside this package, the SDKs or a wrapper
+# Frames of function wrappers that sit between the user's code and ours: functools' (lru_cache,
+# partial, wraps) and mutmut's trampolines, which wrap every function while mutation testing.
+_WRAPPER_MARKS = ("functools", "/mutmut/")
 
 
 def _skip_dirs() -> tuple[str, ...]:
@@ -21,7 +24,7 @@ def _skip_dirs() -> tuple[str, ...]:
 
 
 def call_site(depth: int = 3) -> str:
-    """The first frame outside this package, the client SDKs and functools, as ``file:line``."""
+    """The first frame outside this package, the client SDKs and wrappers, as ``file:line``."""
     f = sys._getframe(depth)
     for _ in range(12):
         if f is None:
@@ -31,7 +34,9 @@ def call_site(depth: int = 3) -> str:
         if own is None:
             if len(_OWN_FILE) > 10_000:
                 _OWN_FILE.clear()
-            own = _OWN_FILE[name] = name.startswith(_skip_dirs()) or "functools" in name
+            own = _OWN_FILE[name] = name.startswith(_skip_dirs()) or any(
+                mark in name for mark in _WRAPPER_MARKS
+            )
         if not own:
             return f"{name}:{f.f_lineno}"
         f = f.f_back
