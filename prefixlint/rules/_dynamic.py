@@ -11,7 +11,7 @@ from prefixlint.model.findings import Finding, Impact, Severity
 from prefixlint.model.layout import DynamicKind, Layout, Segment, SourceLocation, Timing
 from prefixlint.rules.base import Rule, RuleContext
 from prefixlint.rules.cost import cardinality, coarse, cost_words, granularity_words, severity_cap
-from prefixlint.rules.impact import breaking_values, impact_at
+from prefixlint.rules.impact import LAST_MESSAGE_MIN_STATIC_TOKENS, breaking_values, impact_at
 
 KIND_WORDS = {
     DynamicKind.TIMESTAMP: "timestamp",
@@ -112,9 +112,12 @@ def _varies_message(layout: Layout, index: int, what: str, label: str, impact: s
     )
 
 
-# Fewer static tokens than this after a value (a label such as ``Output:``, one closing sentence)
-# are not worth moving it for: nothing is reported unless conversation history follows it.
-MIN_STATIC_TOKENS_AFTER = 25
+# Fewer static tokens than this after a value (a label such as ``Output:``, a closing sentence or
+# two) are not worth moving it for: nothing is reported unless conversation history follows it.
+# About a paragraph, the bar of the labelled dev set and of the last-user-message rule
+# (``impact.LAST_MESSAGE_MIN_STATIC_TOKENS``); less is under one block of a provider's cache
+# (OpenAI extends a cached prefix in 128-token steps), so moving the value gains one block at most.
+MIN_STATIC_TOKENS_AFTER = LAST_MESSAGE_MIN_STATIC_TOKENS
 
 
 class DynamicBeforeStatic(Rule):
