@@ -379,3 +379,49 @@ def test_a_prompt_file_opened_by_a_concatenated_literal_path(tmp_path: Path) -> 
     found = _findings(tmp_path)
     assert [f["code"] for f in found] == ["PFX101"], found
     assert _rows(found, "prompts/system.txt") == [1]
+
+
+def test_a_comprehension_variable_is_an_item_of_its_sequence(tmp_path: Path) -> None:
+    # Each batch of retrieved records goes to a helper through a comprehension
+    # (``gather(*[self._one(records=b) for b in batches])``): ``b`` is an item of the per-request
+    # batches, not an unknown free name, so the records ahead of the guide are a finding.
+    texts = f'BATCH_PROMPT = """Shipment records:\n{{records}}\n---\n{GUIDE}\n"""\n'
+    _write(
+        tmp_path,
+        {
+            "desk/__init__.py": "",
+            "desk/texts.py": texts,
+            "desk/batches.py": """
+                import asyncio
+
+                from openai import AsyncOpenAI
+
+                from desk.texts import BATCH_PROMPT
+
+                client = AsyncOpenAI()
+
+
+                class Desk:
+                    def __init__(self, index):
+                        self.index = index
+
+                    async def _one(self, records, question):
+                        system = BATCH_PROMPT.format(records=records)
+                        return await client.chat.completions.create(
+                            model="gpt-4o",
+                            messages=[
+                                {"role": "system", "content": system},
+                                {"role": "user", "content": question},
+                            ],
+                        )
+
+                    async def answer(self, question):
+                        found = self.index.similarity_search(question, k=20)
+                        batches = [found[i : i + 5] for i in range(0, len(found), 5)]
+                        return await asyncio.gather(*[self._one(records=b, question=question) for b in batches])
+            """,
+        },
+    )
+    found = [f for f in _findings(tmp_path) if f["filename"].endswith("texts.py")]
+    assert [f["location"]["row"] for f in found] == [2]
+    assert found[0]["value"]["timing"] == "request"
