@@ -418,7 +418,8 @@ def test_a_comprehension_variable_is_an_item_of_its_sequence(tmp_path: Path) -> 
                     async def answer(self, question):
                         found = self.index.similarity_search(question, k=20)
                         batches = [found[i : i + 5] for i in range(0, len(found), 5)]
-                        return await asyncio.gather(*[self._one(records=b, question=question) for b in batches])
+                        jobs = [self._one(records=b, question=question) for b in batches]
+                        return await asyncio.gather(*jobs)
             """,
         },
     )
