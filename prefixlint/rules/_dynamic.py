@@ -185,7 +185,8 @@ class DynamicBeforeStatic(Rule):
             return
         i, seg, impact = hits[0]
         message = self.message(layout, i, seg, impact)
-        finding = self.finding(seg.location, impact, ctx, message=message, cap=severity_cap(seg))  # type: ignore[arg-type]
+        where = seg.site or seg.location  # a value in an included template: the include to move
+        finding = self.finding(where, impact, ctx, message=message, cap=severity_cap(seg))  # type: ignore[arg-type]
         fix, alternatives = self.fixes(seg)
         finding = decorate(finding, layout, seg, fix)
         yield with_also(finding, [s for _, s, _ in hits[1:]], alternatives)
