@@ -426,3 +426,34 @@ def test_a_comprehension_variable_is_an_item_of_its_sequence(tmp_path: Path) -> 
     found = [f for f in _findings(tmp_path) if f["filename"].endswith("texts.py")]
     assert [f["location"]["row"] for f in found] == [2]
     assert found[0]["value"]["timing"] == "request"
+
+
+@pytest.mark.parametrize(("tail", "rows"), [("Text: {{input_text}}\n", []), ("Text follows.\n", [2])])
+def test_a_filled_text_that_still_holds_placeholders_is_a_template_not_a_request(
+    tmp_path: Path, tail: str, rows: list[int]
+) -> None:
+    # A tuning step fills the persona into a template whose ``{{input_text}}`` survives as
+    # ``{input_text}``, and writes the result to a file for a later stage: no request sends it as
+    # it is, so the persona is no value ahead of a prompt body. Without the left placeholder the
+    # same prompt-named text is still reported.
+    texts = f'SUMMARY_PROMPT = """\nYou are {{persona}}.\n{GUIDE}\n{tail}"""\n'
+    _write(
+        tmp_path,
+        {
+            "tune/__init__.py": "",
+            "tune/texts.py": texts,
+            "tune/make.py": """
+                from pathlib import Path
+
+                from tune.texts import SUMMARY_PROMPT
+
+
+                def create_summary_prompt(model, docs, out: Path):
+                    persona = model.complete("Describe an expert for: " + docs[0]).content
+                    prompt = SUMMARY_PROMPT.format(persona=persona)
+                    out.write_text(prompt)
+                    return prompt
+            """,
+        },
+    )
+    assert _rows(_findings(tmp_path), "tune/texts.py") == rows
