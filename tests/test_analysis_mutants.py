@@ -336,12 +336,13 @@ def test_loader_folder_wins_over_a_template_of_the_same_name_elsewhere(tmp_path:
         "archive/partials/header.j2": "Desk notes.\n",
     }
     found = check(tmp_path, files)
-    assert codes(found) == [("PFX101", "prompts/partials/stamp.j2", 1)]
+    # reported at the include of the rendered template (the line to move)
+    assert codes(found) == [("PFX101", "prompts/system.j2", 1)]
     chain = steps(found[0])
-    assert ("app.py", 12) in chain  # rendered by app.py, through both includes
+    assert ("app.py", 12) in chain  # rendered by app.py, through both includes, to the value
     assert [step for step in chain if step[0].startswith("prompts/")] == [
-        ("prompts/system.j2", 1),
         ("prompts/partials/header.j2", 2),
+        ("prompts/partials/stamp.j2", 1),
     ]
 
 

@@ -18,6 +18,7 @@ from prefixlint.model.layout import (
     DynamicKind,
     Granularity,
     Layout,
+    Nondeterminism,
     Section,
     Segment,
     SourceLocation,
@@ -309,3 +310,23 @@ def test_text_summary_counts_informational_findings() -> None:
     findings = run("PFX101", layout(value(3, "time.time()"), text(SHORT)), **{"min-impact-tokens": 100})
     out = render("text", findings, ReportContext())
     assert "1 is informational" in out and "does not fail the run" in out
+
+
+# --- serialization after a per-request value -------------------------------------------------------
+
+
+def test_unsorted_json_after_a_per_request_value_is_not_reported() -> None:
+    # the JSON's bytes never reach a prefix two requests share once a per-request value sits ahead
+    # of it: sorting its keys saves nothing (the value ahead has its own finding)
+    dumped = Segment(
+        Section.SYSTEM,
+        text='{"plan": "pro"}',
+        location=SourceLocation("app.py", 9, 4),
+        nondeterminism=Nondeterminism.UNSORTED_JSON,
+    )
+    assert run("PFX401", layout(text(LONG), dumped, text(LONG)))  # nothing ahead of it: reported
+    question = value(3, "question", DynamicKind.USER_INPUT)
+    assert run("PFX401", layout(question, text(SHORT), dumped, text(LONG))) == []
+    # the conversation history is append-only: it does not end the shared prefix
+    history = Segment(Section.MESSAGES, static=False, kind=DynamicKind.HISTORY, label="history")
+    assert run("PFX401", layout(text(LONG), history, dumped, text(LONG)))
