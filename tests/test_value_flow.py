@@ -428,9 +428,17 @@ def test_a_comprehension_variable_is_an_item_of_its_sequence(tmp_path: Path) -> 
     assert found[0]["value"]["timing"] == "request"
 
 
-@pytest.mark.parametrize(("tail", "rows"), [("Text: {{input_text}}\n", []), ("Text follows.\n", [2])])
+@pytest.mark.parametrize(
+    ("tail", "fill", "rows"),
+    [
+        ("Text: {{input_text}}\n", "SUMMARY_PROMPT.format(persona=persona)", []),
+        ("Text follows.\n", "SUMMARY_PROMPT.format(persona=persona)", [2]),
+        # filled marker by marker: a marker left is one another helper replaces, not a template
+        ("Text: {input_text}\n", 'SUMMARY_PROMPT.replace("{persona}", persona)', [2]),
+    ],
+)
 def test_a_filled_text_that_still_holds_placeholders_is_a_template_not_a_request(
-    tmp_path: Path, tail: str, rows: list[int]
+    tmp_path: Path, tail: str, fill: str, rows: list[int]
 ) -> None:
     # A tuning step fills the persona into a template whose ``{{input_text}}`` survives as
     # ``{input_text}``, and writes the result to a file for a later stage: no request sends it as
@@ -450,10 +458,10 @@ def test_a_filled_text_that_still_holds_placeholders_is_a_template_not_a_request
 
                 def create_summary_prompt(model, docs, out: Path):
                     persona = model.complete("Describe an expert for: " + docs[0]).content
-                    prompt = SUMMARY_PROMPT.format(persona=persona)
+                    prompt = FILL
                     out.write_text(prompt)
                     return prompt
-            """,
+            """.replace("FILL", fill),
         },
     )
     assert _rows(_findings(tmp_path), "tune/texts.py") == rows

@@ -98,7 +98,7 @@ def _layouts(ev: Evaluator, mod: ModuleInfo, settings: Settings) -> list[Layout]
             layouts.append(layout)
             seen |= locs
     for name, segs, where in [*fill_sites(ev, mod), *registry_fills(ev, mod), *marker_fills(ev, mod)]:
-        if makes_a_template(segs):
+        if name.endswith((".format()", ".format_map()")) and makes_a_template(segs):
             continue  # a template for a later stage, no request (see _has_dynamic)
         layout = text_layout(segs, f"{name} (filled here)", where, settings)
         locs = _dynamic_locations([layout])
@@ -226,7 +226,8 @@ MIN_STATIC_CHARS_AFTER = 200
 
 
 # A placeholder left in the text after it was filled: ``{{input_text}}`` of a ``str.format``
-# template, or of an f-string, comes out as ``{input_text}``.
+# template, or of an f-string, comes out as ``{input_text}``. (Not for texts filled marker by
+# marker with ``replace``: there a marker left is one that another helper replaces.)
 _LEFT_PLACEHOLDER = re.compile(r"(?<!\{)\{[A-Za-z_][A-Za-z0-9_]*\}(?!\})")
 
 
