@@ -432,14 +432,17 @@ def test_run_time_template_name_links_every_matching_file(tmp_path: Path):
     assert _lines_in(findings, "agents/notes.txt") == []
 
 
+INCLUDE = '{% include "partials/ask.prompt" %}\n'
+
+
 def test_a_value_in_an_included_template_is_reported_at_the_include(tmp_path: Path):
     """Two prompts include the same partial with a per-request value: each finding sits at its own
     prompt's include line (the line to move), not twice at the partial's line."""
     root = _project(
         tmp_path,
         {
-            "prompts/review.prompt": 'Review the change.\n{% include "partials/ask.prompt" %}\n' + RULES + "\n",
-            "prompts/plan.prompt": 'Plan the work.\n\n{% include "partials/ask.prompt" %}\n' + RULES + "\n",
+            "prompts/review.prompt": "Review the change.\n" + INCLUDE + RULES + "\n",
+            "prompts/plan.prompt": "Plan the work.\n\n" + INCLUDE + RULES + "\n",
             "prompts/partials/ask.prompt": "The user asks:\n{{ question }}\n",
         },
     )
@@ -451,7 +454,9 @@ def test_a_value_in_an_included_template_is_reported_at_the_include(tmp_path: Pa
 
 
 @pytest.mark.parametrize("statement", ["", "{% if question %}Answer it.{% endif %}\n"])
-def test_an_attribute_naming_the_project_or_configuration_is_fixed_for_the_run(tmp_path: Path, statement: str):
+def test_an_attribute_naming_the_project_or_configuration_is_fixed_for_the_run(
+    tmp_path: Path, statement: str
+):
     """``state.project.name``, ``state.specification.text`` and ``config.tone`` are one value for the run
     (no finding), while another attribute of the same object (``state.current_task``) keeps the
     object's nature (memory, per request), in a plain ``.prompt`` file and in a Jinja one alike."""
