@@ -10,7 +10,11 @@ RULES = """Rules:
 1. Only discuss the user's own orders.
 2. Confirm the order number before changing anything.
 3. Refunds above 200 EUR need a human agent; offer to hand over.
-4. Be concise and polite; never share internal notes."""
+4. Be concise and polite; never share internal notes.
+5. Orders ship within two working days; say so when asked about delivery, never promise a date.
+6. Returns are accepted within 30 days with the receipt; the refund goes to the card that paid.
+7. For damaged goods, ask for a photo and the order number, then open a claim.
+8. Reply in the user's language, in at most five sentences."""
 
 
 def session_header(session_id: str) -> str:

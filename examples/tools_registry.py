@@ -21,7 +21,11 @@ def run(customer: dict, question: str):
         "Customer record:\n"
         + json.dumps(customer)
         + "\nUse the tools to answer; never guess order data. Confirm a refund with the customer before"
-        " you issue it, and say when a tracking number is not yet available."
+        " you issue it, and say when a tracking number is not yet available. Refunds above 200 EUR need"
+        " a human agent; offer to hand over. Orders ship within two working days, and returns are"
+        " accepted within 30 days with the receipt. Reply in the customer's language, in at most five"
+        " sentences. Never share another customer's data, never read out a full card number, and hand"
+        " the conversation to a person when the customer asks for one or reports a security problem."
     )
     return client.chat.completions.create(
         model="gpt-4.1",

@@ -18,7 +18,11 @@ from tests.cli_support import invoke
 RULES = (
     "You are a careful payroll assistant. Answer briefly, cite the help centre, never guess numbers. "
     "Refuse questions about other employees and say which policy applies to each answer you give. "
-)
+    "Payroll cut-off is three business days before the pay date, and corrections after it go to the "
+    "next run. New employees need a legal name, an address, a tax id, a bank account and a start date. "
+    "Escalate a missed payroll, a bank rejection or a tax notice to a person, and reply in the user's "
+    "language. "
+)  # about a paragraph (over 100 tokens): a value ahead of it is worth reporting
 OPENAI = "from openai import OpenAI\n\nclient = OpenAI()\n"
 SEND = (
     'client.chat.completions.create(model="gpt-4.1", messages=['
@@ -332,12 +336,13 @@ def test_loader_folder_wins_over_a_template_of_the_same_name_elsewhere(tmp_path:
         "archive/partials/header.j2": "Desk notes.\n",
     }
     found = check(tmp_path, files)
-    assert codes(found) == [("PFX101", "prompts/partials/stamp.j2", 1)]
+    # reported at the include of the rendered template (the line to move)
+    assert codes(found) == [("PFX101", "prompts/system.j2", 1)]
     chain = steps(found[0])
-    assert ("app.py", 12) in chain  # rendered by app.py, through both includes
+    assert ("app.py", 12) in chain  # rendered by app.py, through both includes, to the value
     assert [step for step in chain if step[0].startswith("prompts/")] == [
-        ("prompts/system.j2", 1),
         ("prompts/partials/header.j2", 2),
+        ("prompts/partials/stamp.j2", 1),
     ]
 
 
@@ -671,7 +676,8 @@ def test_a_cached_result_follows_a_helper_in_another_module(tmp_path: Path) -> N
 def test_time_strftime_by_its_format_and_a_config_parameter(tmp_path: Path) -> None:
     """``time.strftime("%Y-%m-%d")`` is a date (PFX111) and ``time.strftime("%H:%M")`` a timestamp to
     the minute (PFX101), by the format; a parameter named ``config`` is fixed at start-up, so a value
-    read from it is a process value (PFX201), not an unknown one.
+    read from it is a process value, the same in every process (no PFX201), not an unknown one (no
+    PFX120, though the prompt behind it reaches the minimum).
     Catches: the format of a ``strftime`` call not read, or a config parameter's timing lost."""
     app = (
         "import time\n" + OPENAI + f"RULES = {RULES!r}\n\n\n"
@@ -682,11 +688,11 @@ def test_time_strftime_by_its_format_and_a_config_parameter(tmp_path: Path) -> N
         "    system = f\"Now {time.strftime('%H:%M')}.\\n\" + RULES\n"
         f"    return {send('system')}\n\n\n"
         "def ask_mode(q, config):\n"
-        '    system = f"Mode {config.mode}.\\n" + RULES\n'
+        '    system = f"Mode {config.mode}.\\n" + RULES * 32\n'
         f"    return {send('system')}\n"
     )
     found = check(tmp_path, {"app.py": app})
-    assert codes(found) == [("PFX111", "app.py", 9), ("PFX101", "app.py", 14), ("PFX201", "app.py", 19)]
+    assert codes(found) == [("PFX111", "app.py", 9), ("PFX101", "app.py", 14)]
     assert "(to the minute)" in found[1]["message"]
 
 

@@ -49,7 +49,7 @@ def test_config_key_is_read_and_validated(tmp_path: Path) -> None:
 
 @needs_analyzer
 def test_a_short_prompt_is_informational_and_a_threshold_lets_it_pass(tmp_path: Path) -> None:
-    write(tmp_path, 2)  # far below the 1,024-token minimum: nothing is at stake
+    write(tmp_path, 4)  # a paragraph, far below the 1,024-token minimum: nothing is at stake
     # the default, 0: every finding fails the run, as ruff's do; its severity says it is informational
     code, out, _ = invoke(["check", "--no-cache", "--output-format", "json", "app.py"], tmp_path)
     (finding,) = json.loads(out)

@@ -10,7 +10,7 @@ from prefixlint.model.tokens import tokenizer_for
 from prefixlint.rules._examples import RULES
 from tests.cli_support import invoke, run_cli
 
-LONG = " ".join([RULES] * 30)  # well over 1,024 tokens
+LONG = " ".join([RULES] * 12)  # well over 1,024 tokens, under 4,096
 
 
 def chat(system: str, question: str = "How do I add an employee?", **extra: object) -> dict:

@@ -18,6 +18,7 @@ from prefixlint.model.layout import (
     DynamicKind,
     Granularity,
     Layout,
+    Nondeterminism,
     Section,
     Segment,
     SourceLocation,
@@ -33,7 +34,7 @@ GUIDE = (
     "which tickets need a reservation, and never invent timetables or prices you do not know. "
 )
 LONG = GUIDE * 40  # about 1,400 tokens: the prompt reaches OpenAI's 1,024-token minimum
-SHORT = GUIDE * 2  # about 70 tokens
+SHORT = GUIDE * 4  # about 140 tokens: above the reporting floor, far below the minimum
 
 
 def value(
@@ -95,7 +96,8 @@ def test_an_unknown_value_ahead_of_little_text_is_not_reported() -> None:
     short = layout(value(3, "self.tone", DynamicKind.UNKNOWN, Timing.UNKNOWN), text(SHORT))
     assert codes(short) == []
     # the prompt reaches the minimum, but fewer than 100 tokens are at stake
-    big_prefix = layout(text(LONG), value(3, "self.tone", DynamicKind.UNKNOWN, Timing.UNKNOWN), text(SHORT))
+    little = GUIDE * 2
+    big_prefix = layout(text(LONG), value(3, "self.tone", DynamicKind.UNKNOWN, Timing.UNKNOWN), text(little))
     assert run("PFX120", big_prefix) == []
     # a higher min-impact-tokens raises the bar
     big = layout(value(3, "self.tone", DynamicKind.UNKNOWN, Timing.UNKNOWN), text(LONG))
@@ -174,12 +176,12 @@ def test_history_after_the_value_can_make_the_prompt_reach_the_minimum() -> None
 
 def test_a_value_ahead_of_a_label_or_one_sentence_is_not_reported() -> None:
     # an "Answer:" label or one closing sentence behind a per-request value is not worth moving it for
-    for tail in ("\nAnswer:", "Reply in one short sentence and cite the order number."):
+    for tail in ("\nAnswer:", "Reply in one short sentence and cite the order number.", GUIDE * 2):
         assert codes(layout(value(3, "time.time()"), text(tail))) == []
         assert codes(layout(value(3, "question", DynamicKind.USER_INPUT), text(tail))) == []
-    # two sentences more and it is reported again (informational: nothing can be cached yet)
+    # a paragraph behind it and it is reported again (informational: nothing can be cached yet)
     (finding,) = run("PFX101", layout(value(3, "time.time()"), text(SHORT)))
-    assert finding.impact is not None and finding.impact.tokens_lost >= 25
+    assert finding.impact is not None and finding.impact.tokens_lost >= 100
     # conversation history behind the short text still makes the value worth moving
     history = Segment(Section.MESSAGES, static=False, kind=DynamicKind.HISTORY, label="history")
     assert codes(layout(value(3, "time.time()"), text("\nAnswer:"), history)) == ["PFX101"]
@@ -308,3 +310,23 @@ def test_text_summary_counts_informational_findings() -> None:
     findings = run("PFX101", layout(value(3, "time.time()"), text(SHORT)), **{"min-impact-tokens": 100})
     out = render("text", findings, ReportContext())
     assert "1 is informational" in out and "does not fail the run" in out
+
+
+# --- serialization after a per-request value -------------------------------------------------------
+
+
+def test_unsorted_json_after_a_per_request_value_is_not_reported() -> None:
+    # the JSON's bytes never reach a prefix two requests share once a per-request value sits ahead
+    # of it: sorting its keys saves nothing (the value ahead has its own finding)
+    dumped = Segment(
+        Section.SYSTEM,
+        text='{"plan": "pro"}',
+        location=SourceLocation("app.py", 9, 4),
+        nondeterminism=Nondeterminism.UNSORTED_JSON,
+    )
+    assert run("PFX401", layout(text(LONG), dumped, text(LONG)))  # nothing ahead of it: reported
+    question = value(3, "question", DynamicKind.USER_INPUT)
+    assert run("PFX401", layout(question, text(SHORT), dumped, text(LONG))) == []
+    # the conversation history is append-only: it does not end the shared prefix
+    history = Segment(Section.MESSAGES, static=False, kind=DynamicKind.HISTORY, label="history")
+    assert run("PFX401", layout(text(LONG), history, dumped, text(LONG)))

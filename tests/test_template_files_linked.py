@@ -430,3 +430,50 @@ def test_run_time_template_name_links_every_matching_file(tmp_path: Path):
     assert _lines_in(findings, "agents/coder.md") == [2]
     assert _lines_in(findings, "agents/planner.md") == []
     assert _lines_in(findings, "agents/notes.txt") == []
+
+
+INCLUDE = '{% include "partials/ask.prompt" %}\n'
+
+
+def test_a_value_in_an_included_template_is_reported_at_the_include(tmp_path: Path):
+    """Two prompts include the same partial with a per-request value: each finding sits at its own
+    prompt's include line (the line to move), not twice at the partial's line."""
+    root = _project(
+        tmp_path,
+        {
+            "prompts/review.prompt": "Review the change.\n" + INCLUDE + RULES + "\n",
+            "prompts/plan.prompt": "Plan the work.\n\n" + INCLUDE + RULES + "\n",
+            "prompts/partials/ask.prompt": "The user asks:\n{{ question }}\n",
+        },
+    )
+    found = _findings(root)
+    assert _lines_in(found, "prompts/review.prompt") == [2]
+    assert _lines_in(found, "prompts/plan.prompt") == [3]
+    review = next(f for f in found if f["filename"] == "prompts/review.prompt")
+    assert review["chain"][-1]["filename"] == "prompts/partials/ask.prompt"  # where the value is written
+
+
+@pytest.mark.parametrize("statement", ["", "{% if question %}Answer it.{% endif %}\n"])
+def test_an_attribute_naming_the_project_or_configuration_is_fixed_for_the_run(
+    tmp_path: Path, statement: str
+):
+    """``state.project.name``, ``state.specification.text`` and ``config.tone`` are one value for the run
+    (no finding), while another attribute of the same object (``state.current_task``) keeps the
+    object's nature (memory, per request), in a plain ``.prompt`` file and in a Jinja one alike."""
+    root = _project(
+        tmp_path,
+        {
+            "prompts/step.prompt": statement
+            + "You work on {{ state.project.name }} in a {{ config.tone }} tone.\n"
+            + "Specification:\n{{ state.specification.text }}\n"
+            + RULES
+            + "\nCurrent task:\n{{ state.current_task }}\n"
+            + RULES
+            + "\n",
+        },
+    )
+    found = _findings(root)
+    offset = statement.count("\n")
+    assert _lines_in(found, "prompts/step.prompt") == [offset + 45]
+    (finding,) = found
+    assert finding["value"]["kind"] == "memory" and not finding.get("also")

@@ -379,3 +379,89 @@ def test_a_prompt_file_opened_by_a_concatenated_literal_path(tmp_path: Path) -> 
     found = _findings(tmp_path)
     assert [f["code"] for f in found] == ["PFX101"], found
     assert _rows(found, "prompts/system.txt") == [1]
+
+
+def test_a_comprehension_variable_is_an_item_of_its_sequence(tmp_path: Path) -> None:
+    # Each batch of retrieved records goes to a helper through a comprehension
+    # (``gather(*[self._one(records=b) for b in batches])``): ``b`` is an item of the per-request
+    # batches, not an unknown free name, so the records ahead of the guide are a finding.
+    texts = f'BATCH_PROMPT = """Shipment records:\n{{records}}\n---\n{GUIDE}\n"""\n'
+    _write(
+        tmp_path,
+        {
+            "desk/__init__.py": "",
+            "desk/texts.py": texts,
+            "desk/batches.py": """
+                import asyncio
+
+                from openai import AsyncOpenAI
+
+                from desk.texts import BATCH_PROMPT
+
+                client = AsyncOpenAI()
+
+
+                class Desk:
+                    def __init__(self, index):
+                        self.index = index
+
+                    async def _one(self, records, question):
+                        system = BATCH_PROMPT.format(records=records)
+                        return await client.chat.completions.create(
+                            model="gpt-4o",
+                            messages=[
+                                {"role": "system", "content": system},
+                                {"role": "user", "content": question},
+                            ],
+                        )
+
+                    async def answer(self, question):
+                        found = self.index.similarity_search(question, k=20)
+                        batches = [found[i : i + 5] for i in range(0, len(found), 5)]
+                        jobs = [self._one(records=b, question=question) for b in batches]
+                        return await asyncio.gather(*jobs)
+            """,
+        },
+    )
+    found = [f for f in _findings(tmp_path) if f["filename"].endswith("texts.py")]
+    assert [f["location"]["row"] for f in found] == [2]
+    assert found[0]["value"]["timing"] == "request"
+
+
+@pytest.mark.parametrize(
+    ("tail", "fill", "rows"),
+    [
+        ("Text: {{input_text}}\n", "SUMMARY_PROMPT.format(persona=persona)", []),
+        ("Text follows.\n", "SUMMARY_PROMPT.format(persona=persona)", [2]),
+        # filled marker by marker: a marker left is one another helper replaces, not a template
+        ("Text: {input_text}\n", 'SUMMARY_PROMPT.replace("{persona}", persona)', [2]),
+    ],
+)
+def test_a_filled_text_that_still_holds_placeholders_is_a_template_not_a_request(
+    tmp_path: Path, tail: str, fill: str, rows: list[int]
+) -> None:
+    # A tuning step fills the persona into a template whose ``{{input_text}}`` survives as
+    # ``{input_text}``, and writes the result to a file for a later stage: no request sends it as
+    # it is, so the persona is no value ahead of a prompt body. Without the left placeholder the
+    # same prompt-named text is still reported.
+    texts = f'SUMMARY_PROMPT = """\nYou are {{persona}}.\n{GUIDE}\n{tail}"""\n'
+    _write(
+        tmp_path,
+        {
+            "tune/__init__.py": "",
+            "tune/texts.py": texts,
+            "tune/make.py": """
+                from pathlib import Path
+
+                from tune.texts import SUMMARY_PROMPT
+
+
+                def create_summary_prompt(model, docs, out: Path):
+                    persona = model.complete("Describe an expert for: " + docs[0]).content
+                    prompt = FILL
+                    out.write_text(prompt)
+                    return prompt
+            """.replace("FILL", fill),
+        },
+    )
+    assert _rows(_findings(tmp_path), "tune/texts.py") == rows

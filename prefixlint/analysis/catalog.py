@@ -87,6 +87,8 @@ class Catalog:
     process_names: frozenset[str] = frozenset()
     process_calls: tuple[str, ...] = ()
     process_types: tuple[str, ...] = ()
+    # parts of an object fixed for a project or a run (``state.project.name``, ``state.specification``)
+    project_parts: frozenset[str] = frozenset()
     # time values: granularity by call and by name
     call_granularity: dict[Granularity, list[str]] = field(default_factory=dict)
     name_granularity: dict[str, Granularity] = field(default_factory=dict)
@@ -139,6 +141,12 @@ class Catalog:
     def is_process_name(self, name: str) -> bool:
         """True for a name that holds configuration (``config``, ``settings``, ``app_config``)."""
         return name.strip("_").lower() in self.process_names
+
+    def is_fixed_part(self, name: str) -> bool:
+        """True for an attribute that names configuration or the project a run works on
+        (``config``, ``settings``, ``project``, ``specification``): fixed for the process or the run."""
+        low = name.strip("_").lower()
+        return low in self.process_names or low in self.project_parts
 
     def is_process_type(self, type_name: str) -> bool:
         """True for a class that holds configuration (``AgentConfig``, ``Settings``)."""
@@ -228,6 +236,7 @@ class Catalog:
             process_names=self.process_names,
             process_calls=self.process_calls,
             process_types=self.process_types,
+            project_parts=self.project_parts,
             call_granularity=self.call_granularity,
             name_granularity=self.name_granularity,
             name_cardinality=self.name_cardinality,
@@ -274,6 +283,7 @@ def builtin_catalog() -> Catalog:
         process_names=frozenset(n.lower() for n in process.get("names", ())),
         process_calls=tuple(process.get("calls", ())),
         process_types=tuple(process.get("types", ())),
+        project_parts=frozenset(n.lower() for n in process.get("parts", ())),
         call_granularity={Granularity(k): list(v) for k, v in grain.get("calls", {}).items()},
         name_granularity={n: Granularity(k) for k, v in grain.get("names", {}).items() for n in v},
         name_cardinality={n: Cardinality(k) for k, v in card.get("names", {}).items() for n in v},

@@ -160,6 +160,9 @@ class Segment:
     tokens: int = 0
     location: SourceLocation | None = None
     chain: tuple[SourceLocation, ...] = ()
+    # For a value inside an included template: the include statement of the outermost template,
+    # the line a user moves (the value's own line serves every template that includes it).
+    site: SourceLocation | None = None
     label: str = ""
     message_index: int | None = None
     conditional: bool = False

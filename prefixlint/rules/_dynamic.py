@@ -11,7 +11,7 @@ from prefixlint.model.findings import Finding, Impact, Severity
 from prefixlint.model.layout import DynamicKind, Layout, Segment, SourceLocation, Timing
 from prefixlint.rules.base import Rule, RuleContext
 from prefixlint.rules.cost import cardinality, coarse, cost_words, granularity_words, severity_cap
-from prefixlint.rules.impact import breaking_values, impact_at
+from prefixlint.rules.impact import LAST_MESSAGE_MIN_STATIC_TOKENS, breaking_values, impact_at
 
 KIND_WORDS = {
     DynamicKind.TIMESTAMP: "timestamp",
@@ -112,9 +112,12 @@ def _varies_message(layout: Layout, index: int, what: str, label: str, impact: s
     )
 
 
-# Fewer static tokens than this after a value (a label such as ``Output:``, one closing sentence)
-# are not worth moving it for: nothing is reported unless conversation history follows it.
-MIN_STATIC_TOKENS_AFTER = 25
+# Fewer static tokens than this after a value (a label such as ``Output:``, a closing sentence or
+# two) are not worth moving it for: nothing is reported unless conversation history follows it.
+# About a paragraph, the bar of the labelled dev set and of the last-user-message rule
+# (``impact.LAST_MESSAGE_MIN_STATIC_TOKENS``); less is under one block of a provider's cache
+# (OpenAI extends a cached prefix in 128-token steps), so moving the value gains one block at most.
+MIN_STATIC_TOKENS_AFTER = LAST_MESSAGE_MIN_STATIC_TOKENS
 
 
 class DynamicBeforeStatic(Rule):
@@ -182,7 +185,8 @@ class DynamicBeforeStatic(Rule):
             return
         i, seg, impact = hits[0]
         message = self.message(layout, i, seg, impact)
-        finding = self.finding(seg.location, impact, ctx, message=message, cap=severity_cap(seg))  # type: ignore[arg-type]
+        where = seg.site or seg.location  # a value in an included template: the include to move
+        finding = self.finding(where, impact, ctx, message=message, cap=severity_cap(seg))  # type: ignore[arg-type]
         fix, alternatives = self.fixes(seg)
         finding = decorate(finding, layout, seg, fix)
         yield with_also(finding, [s for _, s, _ in hits[1:]], alternatives)

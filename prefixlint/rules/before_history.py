@@ -80,6 +80,7 @@ class ValueBeforeHistory(Rule):
                 "move-to-last-user",
                 seg.location.path,
             )
-            finding = self.finding(seg.location, impact, ctx, message=message, cap=severity_cap(seg))
+            where = seg.site or seg.location  # a value in an included template: the include to move
+            finding = self.finding(where, impact, ctx, message=message, cap=severity_cap(seg))
             finding = replace(decorate(finding, layout, seg, None), fix=fix)
             yield with_also(finding, [s for _, s in hits[1:]])

@@ -24,7 +24,9 @@ class UnsortedJson(NondeterministicSerialization):
 
     Dicts that round-trip through a store, a cache or another process may come back with their
     keys in another order. The serialized bytes then differ for the same logical request, and the
-    cache misses from that point on.
+    cache misses from that point on. JSON after a value computed per request (the user's question,
+    retrieved data) is not reported: those bytes never reach a prefix two requests share, so their
+    key order costs nothing more (the value ahead of them has its own finding).
 
     Fix (unsafe; safe for the output of ``json.loads``): add ``sort_keys=True``.
 

@@ -14,6 +14,8 @@ The public entry point is :func:`analyze_python`.
 
 from __future__ import annotations
 
+import re
+
 import libcst as cst
 
 from prefixlint.analysis.catalog import catalog_for
@@ -96,6 +98,8 @@ def _layouts(ev: Evaluator, mod: ModuleInfo, settings: Settings) -> list[Layout]
             layouts.append(layout)
             seen |= locs
     for name, segs, where in [*fill_sites(ev, mod), *registry_fills(ev, mod), *marker_fills(ev, mod)]:
+        if name.endswith((".format()", ".format_map()")) and makes_a_template(segs):
+            continue  # a template for a later stage, no request (see _has_dynamic)
         layout = text_layout(segs, f"{name} (filled here)", where, settings)
         locs = _dynamic_locations([layout])
         if locs and not (locs & seen):
@@ -221,8 +225,25 @@ def _tail(ops: list) -> int:
 MIN_STATIC_CHARS_AFTER = 200
 
 
+# A placeholder left in the text after it was filled: ``{{input_text}}`` of a ``str.format``
+# template, or of an f-string, comes out as ``{input_text}``. (Not for texts filled marker by
+# marker with ``replace``: there a marker left is one that another helper replaces.)
+_LEFT_PLACEHOLDER = re.compile(r"(?<!\{)\{[A-Za-z_][A-Za-z0-9_]*\}(?!\})")
+
+
+def makes_a_template(segs: list[Segment]) -> bool:
+    """True when the filled text still holds a placeholder (``{input_text}``)."""
+    return _LEFT_PLACEHOLDER.search("".join(s.text for s in segs if s.static)) is not None
+
+
 def _has_dynamic(segs: list[Segment]) -> bool:
-    """True when a cache-breaking piece sits ahead of a long static body."""
+    """True when a cache-breaking piece sits ahead of a long static body, in a text that is sent as
+    it is. A text that still holds placeholders once filled is a template made for a later stage
+    (prompt tuning writes one to a file; indexing fills it per chunk): what was filled in is fixed
+    for every request the later stage sends, so it is not a prompt with a value ahead of its body
+    as long as no model call of it is in view (a layout with a sink is built elsewhere)."""
+    if makes_a_template(segs):
+        return False
     for i, seg in enumerate(segs):
         if seg.breaks_cache and seg.kind is not None:
             after = sum(len(s.text) for s in segs[i + 1 :] if s.static)

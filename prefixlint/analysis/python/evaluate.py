@@ -22,7 +22,7 @@ from prefixlint.analysis.python.constants import table_item
 from prefixlint.analysis.python.env import Env
 from prefixlint.analysis.python.fills import replace_call
 from prefixlint.analysis.python.kinds import CONVERSIONS, KindsMixin, is_empty_container
-from prefixlint.analysis.python.messages import MessagesMixin
+from prefixlint.analysis.python.messages import MessagesMixin, _target_names
 from prefixlint.analysis.python.objects import class_of
 from prefixlint.analysis.python.pieces import decode_literal
 from prefixlint.analysis.python.project import ProjectContext
@@ -198,6 +198,9 @@ class Evaluator(TemplateMixin, MessagesMixin, KindsMixin):
             if before:  # ``t = t.replace(...)``, ``if t is None: t = DEFAULT``: from the caller's value on
                 return with_chain(self._replay_text(before, env, seed=env.bindings[name]), loc)
             return with_chain(env.bindings[name], loc)
+        looped = self._comprehension_item(node, env)
+        if looped is not None:  # ``[ask(context=d) for d in chunks]``: ``d`` is an item of ``chunks``
+            return with_chain(looped, loc)
         if env.func is not None:
             ops = local_ops(env.mod, env.func).get(name)
             if ops:
@@ -227,6 +230,20 @@ class Evaluator(TemplateMixin, MessagesMixin, KindsMixin):
         if kind is DynamicKind.UNKNOWN:
             return [dynamic(kind, _unknown(env), name, loc, confidence=0.3)]
         return [named(self.catalog, kind, env.timing, name, name, loc, confidence=min(conf, 0.6))]
+
+    def _comprehension_item(self, node: cst.Name, env: Env) -> list[Segment] | None:
+        """An item of the sequence when ``node`` is a name bound by an enclosing comprehension's
+        ``for`` (the innermost that binds it), else None."""
+        parent = env.mod.parents.get(id(node))
+        while parent is not None and not isinstance(parent, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            if isinstance(parent, (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)):
+                comp: cst.CompFor | None = parent.for_in
+                while comp is not None:
+                    if node.value in _target_names(comp.target) and not _inside(comp.iter, node):
+                        return _first_dynamic_item(self.items(comp.iter, env))
+                    comp = comp.inner_for_in
+            parent = env.mod.parents.get(id(parent))
+        return None
 
     def _param_reassignments(self, name: str, env: Env) -> list:
         """The assignments to a bound parameter before this use (none: the caller's value stands)."""
@@ -1078,6 +1095,13 @@ def _inner_function(mod: ModuleInfo, func: cst.FunctionDef | None, name: str) ->
 
 def _is_none(node: cst.BaseExpression) -> bool:
     return isinstance(node, cst.Name) and node.value == "None"
+
+
+def _inside(tree: cst.CSTNode, node: cst.CSTNode) -> bool:
+    """True when ``node`` is ``tree`` or one of its descendants."""
+    if tree is node:
+        return True
+    return any(_inside(child, node) for child in tree.children)
 
 
 def _first_dynamic_item(items: list[list[Segment]]) -> list[Segment]:

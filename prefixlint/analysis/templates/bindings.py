@@ -119,6 +119,24 @@ def name_binding(name: str, catalog: Catalog) -> Binding:
     return Binding(static=False, kind=DynamicKind.UNKNOWN, label=name, confidence=low)
 
 
+def run_fixed_binding(dotted: str, catalog: Catalog, root_bound: bool) -> Binding | None:
+    """The value of an attribute chain that names configuration or the project a run works on
+    (``state.project.name``, ``config.max_words``): one value for the run (Timing.PROCESS), whatever
+    the object's other attributes are; None for other chains. A bound root's own name is for its
+    caller to tell, not for this guess."""
+    parts = re.split(r"[.\[\]]+", dotted.strip("]"))
+    if len(parts) < 2 or not any(catalog.is_fixed_part(p) for p in parts[1 if root_bound else 0 :]):
+        return None
+    return Binding(
+        static=False,
+        kind=DynamicKind.UNKNOWN,
+        timing=Timing.PROCESS,
+        label=dotted,
+        confidence=0.6,
+        cardinality=Cardinality.FEW,
+    )
+
+
 def call_binding(dotted: str, catalog: Catalog) -> Binding | None:
     """The value of a call such as ``now()`` or ``datetime.now()``, when the call says it is dynamic."""
     kind = catalog.classify_call(dotted) or CALL_KINDS.get(dotted.rsplit(".", 1)[-1])

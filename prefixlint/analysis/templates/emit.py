@@ -143,6 +143,7 @@ class RenderContext:
                 role=self.role,
                 location=loc,
                 chain=tuple(chain),
+                site=via[0] if via else None,
                 label=value.label or text,
                 message_index=self.message_index,
                 conditional=flags.conditional,

@@ -26,6 +26,7 @@ from prefixlint.analysis.templates.bindings import (
     call_binding,
     combine,
     name_binding,
+    run_fixed_binding,
 )
 from prefixlint.analysis.templates.emit import Flags, Frame, RenderContext
 from prefixlint.analysis.templates.files import find_template, read_template
@@ -533,8 +534,12 @@ class JinjaRenderer:
             if dotted in self.ctx.bindings:
                 return self.ctx.bound(dotted)  # type: ignore[return-value]
         root = _root_name(e)
-        if root is not None and (root in st.scope or root in self.ctx.bindings):
-            return self.lookup(root, st)
+        bound = root is not None and (root in st.scope or root in self.ctx.bindings)
+        fixed = run_fixed_binding(dotted, self.ctx.catalog, bound) if dotted is not None else None
+        if fixed is not None:
+            return fixed
+        if bound:
+            return self.lookup(root, st)  # type: ignore[arg-type]
         if dotted is not None and root not in STATIC_GLOBALS:
             by_name = name_binding(dotted, self.ctx.catalog)
             if by_name.kind is not DynamicKind.UNKNOWN:

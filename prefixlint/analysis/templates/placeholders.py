@@ -11,7 +11,7 @@ import re
 import string
 from dataclasses import dataclass
 
-from prefixlint.analysis.templates.bindings import STATIC, Binding, combine, name_binding
+from prefixlint.analysis.templates.bindings import STATIC, Binding, combine, name_binding, run_fixed_binding
 from prefixlint.analysis.templates.emit import Flags, Frame, LineIndex, RenderContext
 from prefixlint.model.layout import DynamicKind
 
@@ -58,6 +58,9 @@ class _Emitter:
             return found
         root = re.split(r"[.\[]", name, maxsplit=1)[0]
         found = self.ctx.bound(root)
+        fixed = run_fixed_binding(name, self.ctx.catalog, found is not None)
+        if fixed is not None:
+            return fixed
         if found is not None:
             return found
         by_name = name_binding(name, self.ctx.catalog)
