@@ -18,13 +18,14 @@ from prefixlint.engine.layers.activation import silu_and_mul
 from prefixlint.engine.layers.attention import PagedBatch, causal_attention, paged_attention
 from prefixlint.engine.layers.embed_head import LMHead
 from prefixlint.engine.layers.norm import RMSNorm
-from prefixlint.engine.layers.rotary import RotaryEmbedding
+from prefixlint.engine.layers.rotary import RotaryEmbedding, apply_rotary
 
 KVCache = tuple[torch.Tensor, torch.Tensor]
+CosSin = tuple[torch.Tensor, torch.Tensor]  # RoPE at this step's positions, shared by all layers
 
 
 class LlamaAttention(nn.Module):
-    def __init__(self, cfg: ModelConfig, rotary: RotaryEmbedding) -> None:
+    def __init__(self, cfg: ModelConfig) -> None:
         super().__init__()
         self.num_heads, self.num_kv_heads, self.head_dim = cfg.num_heads, cfg.num_kv_heads, cfg.head_dim
         self.scale = cfg.head_dim**-0.5
@@ -33,25 +34,22 @@ class LlamaAttention(nn.Module):
         self.k_proj = nn.Linear(cfg.hidden_size, kv_size, bias=cfg.qkv_bias)
         self.v_proj = nn.Linear(cfg.hidden_size, kv_size, bias=cfg.qkv_bias)
         self.o_proj = nn.Linear(q_size, cfg.hidden_size, bias=False)
-        self._rotary = [rotary]  # shared, not a submodule
 
-    def _qkv(self, x: torch.Tensor, positions: torch.Tensor) -> tuple[torch.Tensor, ...]:
+    def _qkv(self, x: torch.Tensor, rope: CosSin) -> tuple[torch.Tensor, ...]:
         t = x.shape[0]
         q = self.q_proj(x).view(t, self.num_heads, self.head_dim)
         k = self.k_proj(x).view(t, self.num_kv_heads, self.head_dim)
         v = self.v_proj(x).view(t, self.num_kv_heads, self.head_dim)
-        q, k = self._rotary[0](positions, q, k)
+        q, k = apply_rotary(rope, q, k)
         return q, k, v
 
-    def forward(
-        self, x: torch.Tensor, positions: torch.Tensor, kv: KVCache, batch: PagedBatch
-    ) -> torch.Tensor:
-        q, k, v = self._qkv(x, positions)
+    def forward(self, x: torch.Tensor, rope: CosSin, kv: KVCache, batch: PagedBatch) -> torch.Tensor:
+        q, k, v = self._qkv(x, rope)
         out = paged_attention(q, k, v, kv[0], kv[1], batch, self.scale)
         return self.o_proj(out.flatten(1))
 
-    def forward_dense(self, x: torch.Tensor, positions: torch.Tensor) -> torch.Tensor:
-        q, k, v = self._qkv(x, positions)
+    def forward_dense(self, x: torch.Tensor, rope: CosSin) -> torch.Tensor:
+        q, k, v = self._qkv(x, rope)
         return self.o_proj(causal_attention(q, k, v, self.scale).flatten(1))
 
 
@@ -67,21 +65,21 @@ class LlamaMLP(nn.Module):
 
 
 class LlamaDecoderLayer(nn.Module):
-    def __init__(self, cfg: ModelConfig, rotary: RotaryEmbedding) -> None:
+    def __init__(self, cfg: ModelConfig) -> None:
         super().__init__()
         self.input_layernorm = RMSNorm(cfg.hidden_size, cfg.rms_norm_eps)
-        self.self_attn = LlamaAttention(cfg, rotary)
+        self.self_attn = LlamaAttention(cfg)
         self.post_attention_layernorm = RMSNorm(cfg.hidden_size, cfg.rms_norm_eps)
         self.mlp = LlamaMLP(cfg)
 
     def forward(
-        self, x: torch.Tensor, positions: torch.Tensor, kv: KVCache | None, batch: PagedBatch | None
+        self, x: torch.Tensor, rope: CosSin, kv: KVCache | None, batch: PagedBatch | None
     ) -> torch.Tensor:
         h = self.input_layernorm(x)
         if batch is None:
-            x = x + self.self_attn.forward_dense(h, positions)
+            x = x + self.self_attn.forward_dense(h, rope)
         else:
-            x = x + self.self_attn(h, positions, kv, batch)
+            x = x + self.self_attn(h, rope, kv, batch)
         return x + self.mlp(self.post_attention_layernorm(x))
 
 
@@ -90,7 +88,7 @@ class LlamaModel(nn.Module):
         super().__init__()
         self.rotary = RotaryEmbedding(cfg.head_dim, cfg.rope_theta, cfg.rope_scaling)
         self.embed_tokens = nn.Embedding(cfg.vocab_size, cfg.hidden_size)
-        self.layers = nn.ModuleList(LlamaDecoderLayer(cfg, self.rotary) for _ in range(cfg.num_layers))
+        self.layers = nn.ModuleList(LlamaDecoderLayer(cfg) for _ in range(cfg.num_layers))
         self.norm = RMSNorm(cfg.hidden_size, cfg.rms_norm_eps)
 
 
@@ -109,8 +107,9 @@ class LlamaForCausalLM(nn.Module):
     ) -> torch.Tensor:
         """Hidden states ``[T, hidden]`` for a flat batch of new tokens over the paged cache."""
         x = self.embed(input_ids)
+        rope = self.model.rotary.cos_sin(positions)
         for layer, kv in zip(self.model.layers, kv_caches, strict=False):
-            x = layer(x, positions, kv, batch)
+            x = layer(x, rope, kv, batch)
         return self.model.norm(x)
 
     def embed(self, input_ids: torch.Tensor) -> torch.Tensor:
@@ -129,12 +128,12 @@ class LlamaForCausalLM(nn.Module):
         ``all_logits=True``."""
         squeeze = input_ids.dim() == 1
         ids = input_ids[None] if squeeze else input_ids
-        positions = torch.arange(ids.shape[1], device=ids.device)
+        rope = self.model.rotary.cos_sin(torch.arange(ids.shape[1], device=ids.device))
         outs = []
         for row in ids:
             x = self.embed(row)
             for layer in self.model.layers:
-                x = layer(x, positions, None, None)
+                x = layer(x, rope, None, None)
             x = self.model.norm(x)
             outs.append(self.compute_logits(x if all_logits else x[-1:]))
         logits = torch.stack(outs)
@@ -201,4 +200,6 @@ def build_model(
         load_hf_weights(model, model_dir)
     else:
         _init_random(model, seed, device)
+    if device.type == "cpu":
+        model.lm_head.packed_weight()  # built now, not on the first request
     return model.eval()
