@@ -156,26 +156,33 @@ def test_the_lm_head_runs_only_for_positions_that_sample(monkeypatch: pytest.Mon
 
 
 @pytest.mark.parametrize("tied", [True, False])
-def test_the_lm_head_follows_its_weight(tied: bool) -> None:
-    """The CPU head multiplies by a packed copy of its weight; the copy is what ``hidden @ W.T``
-    gives, and it is rebuilt when the weight changes in place or is replaced."""
-    cfg = ModelConfig("x", vocab_size=512, hidden_size=32, intermediate_size=64, num_layers=1,
+@pytest.mark.parametrize("threads", [1, 3])
+def test_the_lm_head_follows_its_weight(tied: bool, threads: int) -> None:
+    """The CPU head multiplies by a packed copy of its weight (split across threads, the last
+    slice padded: 509 = 3 x 170 - 1); every row count gives what ``hidden @ W.T`` gives, and the
+    copy is rebuilt when the weight changes in place or is replaced."""
+    cfg = ModelConfig("x", vocab_size=509, hidden_size=32, intermediate_size=64, num_layers=1,
                       num_heads=2, num_kv_heads=1, head_dim=16, tie_word_embeddings=tied)  # fmt: skip
     model = build_model(cfg)
-    head = model.lm_head
-    weight = model.model.embed_tokens.weight if tied else head.weight
-    hidden = torch.randn(3, 32)
-    with torch.inference_mode():
-        torch.testing.assert_close(model.compute_logits(hidden), hidden @ weight.t())
-    with torch.no_grad():
-        weight.mul_(-2.0)  # in place: the version counter moves
-    with torch.inference_mode():
-        torch.testing.assert_close(model.compute_logits(hidden), hidden @ weight.t())
-    replaced = torch.randn_like(weight)
-    name = "model.embed_tokens.weight" if tied else "lm_head.weight"
-    model.load_state_dict({**model.state_dict(), name: replaced})
-    with torch.inference_mode():
-        torch.testing.assert_close(model.compute_logits(hidden), hidden @ replaced.t())
+    weight = model.model.embed_tokens.weight if tied else model.lm_head.weight
+    before = torch.get_num_threads()
+    torch.set_num_threads(threads)
+    try:
+        for rows in (1, 3, 65):  # 65: past the split, one GEMM
+            hidden = torch.randn(rows, 32)
+            with torch.inference_mode():
+                torch.testing.assert_close(model.compute_logits(hidden), hidden @ weight.t())
+        with torch.no_grad():
+            weight.mul_(-2.0)  # in place: the version counter moves
+        with torch.inference_mode():
+            torch.testing.assert_close(model.compute_logits(hidden[:2]), hidden[:2] @ weight.t())
+        replaced = torch.randn_like(weight)
+        name = "model.embed_tokens.weight" if tied else "lm_head.weight"
+        model.load_state_dict({**model.state_dict(), name: replaced})
+        with torch.inference_mode():
+            torch.testing.assert_close(model.compute_logits(hidden[:1]), hidden[:1] @ replaced.t())
+    finally:
+        torch.set_num_threads(before)
 
 
 def test_preemption_recomputes_and_still_matches() -> None:

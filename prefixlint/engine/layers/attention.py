@@ -52,6 +52,10 @@ class SeqSlice:
     q_len: int
     ctx_len: int  # prefix + new tokens, i.e. keys visible to the last query
     block_ids: torch.Tensor  # physical block ids covering [0, ctx_len)
+    # How many leading entries of block_ids are consecutive ids (first_block, first_block + 1,
+    # ...): KV in those pages is read as a view of the pool, without a gather.
+    consecutive_blocks: int = 0
+    first_block: int = 0
 
 
 @dataclass
@@ -152,10 +156,13 @@ def _masked_attention(
     return out[0].transpose(0, 1)
 
 
-def _gather(cache: torch.Tensor, block_ids: torch.Tensor, num_tokens: int) -> torch.Tensor:
-    """The first ``num_tokens`` slots of the pages ``block_ids``, as ``[num_tokens, Hkv, D]``."""
+def _gather(cache: torch.Tensor, s: SeqSlice, num_tokens: int) -> torch.Tensor:
+    """The first ``num_tokens`` slots of ``s``'s pages, as ``[num_tokens, Hkv, D]``: a view of the
+    pool when those pages are consecutive, else a copy."""
     num_blocks = -(-num_tokens // cache.shape[1])
-    return cache.index_select(0, block_ids[:num_blocks]).flatten(0, 1)[:num_tokens]
+    if num_blocks <= s.consecutive_blocks:
+        return cache[s.first_block : s.first_block + num_blocks].flatten(0, 1)[:num_tokens]
+    return cache.index_select(0, s.block_ids[:num_blocks]).flatten(0, 1)[:num_tokens]
 
 
 def paged_attention(
@@ -183,11 +190,10 @@ def paged_attention(
         if prefix == 0:
             out[rows] = causal_attention(q[rows], k[rows], v[rows], scale)
         elif s.q_len == 1 or q.is_cuda:
-            keys = _gather(k_cache, s.block_ids, s.ctx_len)
-            values = _gather(v_cache, s.block_ids, s.ctx_len)
+            keys, values = _gather(k_cache, s, s.ctx_len), _gather(v_cache, s, s.ctx_len)
             out[rows] = causal_attention(q[rows], keys, values, scale)
         else:
-            keys, values = _gather(k_cache, s.block_ids, prefix), _gather(v_cache, s.block_ids, prefix)
+            keys, values = _gather(k_cache, s, prefix), _gather(v_cache, s, prefix)
             out[rows] = prefix_suffix_attention(q[rows], keys, values, k[rows], v[rows], scale)
     return out
 

@@ -201,5 +201,5 @@ def build_model(
     else:
         _init_random(model, seed, device)
     if device.type == "cpu":
-        model.lm_head.packed_weight()  # built now, not on the first request
+        model.lm_head.packed()  # built now, not on the first request
     return model.eval()
