@@ -17,6 +17,7 @@ from prefixlint.engine.config import EngineConfigError, ModelConfig
 from prefixlint.engine.layers.activation import silu_and_mul
 from prefixlint.engine.layers.attention import PagedBatch, causal_attention, paged_attention
 from prefixlint.engine.layers.embed_head import LMHead
+from prefixlint.engine.layers.merged import MergedLinear
 from prefixlint.engine.layers.norm import RMSNorm
 from prefixlint.engine.layers.rotary import RotaryEmbedding, apply_rotary
 
@@ -34,12 +35,17 @@ class LlamaAttention(nn.Module):
         self.k_proj = nn.Linear(cfg.hidden_size, kv_size, bias=cfg.qkv_bias)
         self.v_proj = nn.Linear(cfg.hidden_size, kv_size, bias=cfg.qkv_bias)
         self.o_proj = nn.Linear(q_size, cfg.hidden_size, bias=False)
+        self.qkv: MergedLinear | None = None  # set by merge_projections()
+
+    def merge_projections(self) -> None:
+        self.qkv = MergedLinear(self.q_proj, self.k_proj, self.v_proj)
 
     def _qkv(self, x: torch.Tensor, rope: CosSin) -> tuple[torch.Tensor, ...]:
         t = x.shape[0]
-        q = self.q_proj(x).view(t, self.num_heads, self.head_dim)
-        k = self.k_proj(x).view(t, self.num_kv_heads, self.head_dim)
-        v = self.v_proj(x).view(t, self.num_kv_heads, self.head_dim)
+        q, k, v = self.qkv(x) if self.qkv is not None else (self.q_proj(x), self.k_proj(x), self.v_proj(x))
+        q = q.view(t, self.num_heads, self.head_dim)
+        k = k.view(t, self.num_kv_heads, self.head_dim)
+        v = v.view(t, self.num_kv_heads, self.head_dim)
         q, k = apply_rotary(rope, q, k)
         return q, k, v
 
@@ -59,9 +65,14 @@ class LlamaMLP(nn.Module):
         self.gate_proj = nn.Linear(cfg.hidden_size, cfg.intermediate_size, bias=False)
         self.up_proj = nn.Linear(cfg.hidden_size, cfg.intermediate_size, bias=False)
         self.down_proj = nn.Linear(cfg.intermediate_size, cfg.hidden_size, bias=False)
+        self.gate_up: MergedLinear | None = None  # set by merge_projections()
+
+    def merge_projections(self) -> None:
+        self.gate_up = MergedLinear(self.gate_proj, self.up_proj)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return self.down_proj(silu_and_mul(self.gate_proj(x), self.up_proj(x)))
+        gate, up = self.gate_up(x) if self.gate_up is not None else (self.gate_proj(x), self.up_proj(x))
+        return self.down_proj(silu_and_mul(gate, up))
 
 
 class LlamaDecoderLayer(nn.Module):
@@ -196,6 +207,9 @@ def build_model(
     device = torch.device(device)
     with torch.device(device):
         model = LlamaForCausalLM(model_config).to(dtype)
+    for layer in model.model.layers:  # before the weights are set: they are set in place
+        layer.self_attn.merge_projections()
+        layer.mlp.merge_projections()
     if model_dir is not None:
         load_hf_weights(model, model_dir)
     else:
