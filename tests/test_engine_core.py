@@ -185,6 +185,21 @@ def test_the_lm_head_follows_its_weight(tied: bool, threads: int) -> None:
         torch.set_num_threads(before)
 
 
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_rms_norm_is_hugging_face_s(dtype: torch.dtype) -> None:
+    """Normalise in float32, cast back, scale: float32 through the fused kernel, other types by
+    hand, the same values either way."""
+    from prefixlint.engine.layers.norm import RMSNorm
+
+    norm = RMSNorm(64, 1e-5).to(dtype)
+    with torch.no_grad():
+        norm.weight.copy_(torch.randn(64))
+    x = (torch.randn(7, 64) * 3).to(dtype)
+    wide = x.float()
+    want = norm.weight * (wide * torch.rsqrt(wide.pow(2).mean(-1, keepdim=True) + 1e-5)).to(dtype)
+    torch.testing.assert_close(norm(x), want, atol=0, rtol=0)
+
+
 def test_preemption_recomputes_and_still_matches() -> None:
     roomy = engine()
     tight = engine(num_blocks=16, block_size=4, max_model_len=64, max_num_batched_tokens=64)
