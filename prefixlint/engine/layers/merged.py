@@ -39,10 +39,15 @@ class MergedLinear:
             self.bias is None or _are_slices(self.bias, [lin.bias for lin in self.linears])
         )
 
+    def product(self, x: torch.Tensor) -> torch.Tensor | None:
+        """The layers' outputs side by side (one product), or None when no longer merged."""
+        return F.linear(x, self.weight, self.bias) if self.merged() else None
+
     def __call__(self, x: torch.Tensor) -> list[torch.Tensor]:
         """Each layer's output (views of one product while merged)."""
-        if self.merged():
-            return list(F.linear(x, self.weight, self.bias).split(self.sizes, dim=-1))
+        whole = self.product(x)
+        if whole is not None:
+            return list(whole.split(self.sizes, dim=-1))
         return [lin(x) for lin in self.linears]
 
 

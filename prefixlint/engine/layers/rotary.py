@@ -57,6 +57,11 @@ def apply_rotary(
     return _rotate(q, cos, sin), _rotate(k, cos, sin)
 
 
+def rotate_heads(cos_sin: tuple[torch.Tensor, torch.Tensor], x: torch.Tensor) -> torch.Tensor:
+    """RoPE on ``x [tokens, heads, head_dim]``: query and key heads side by side take one pass."""
+    return _rotate(x, *cos_sin)
+
+
 def _rotate(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
     x1, x2 = x.float().chunk(2, dim=-1)
     out = torch.cat((x1 * cos - x2 * sin, x2 * cos + x1 * sin), dim=-1)

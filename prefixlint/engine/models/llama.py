@@ -19,7 +19,7 @@ from prefixlint.engine.layers.attention import PagedBatch, causal_attention, pag
 from prefixlint.engine.layers.embed_head import LMHead
 from prefixlint.engine.layers.merged import MergedLinear
 from prefixlint.engine.layers.norm import RMSNorm
-from prefixlint.engine.layers.rotary import RotaryEmbedding, apply_rotary
+from prefixlint.engine.layers.rotary import RotaryEmbedding, apply_rotary, rotate_heads
 
 KVCache = tuple[torch.Tensor, torch.Tensor]
 CosSin = tuple[torch.Tensor, torch.Tensor]  # RoPE at this step's positions, shared by all layers
@@ -42,7 +42,13 @@ class LlamaAttention(nn.Module):
 
     def _qkv(self, x: torch.Tensor, rope: CosSin) -> tuple[torch.Tensor, ...]:
         t = x.shape[0]
-        q, k, v = self.qkv(x) if self.qkv is not None else (self.q_proj(x), self.k_proj(x), self.v_proj(x))
+        whole = self.qkv.product(x) if self.qkv is not None else None
+        if whole is not None:  # q and k heads are adjacent columns: one RoPE pass for both
+            qk_heads = self.num_heads + self.num_kv_heads
+            qk = rotate_heads(rope, whole[:, : qk_heads * self.head_dim].view(t, qk_heads, self.head_dim))
+            q, k = qk.split([self.num_heads, self.num_kv_heads], dim=1)
+            return q, k, whole[:, qk_heads * self.head_dim :].view(t, self.num_kv_heads, self.head_dim)
+        q, k, v = self.q_proj(x), self.k_proj(x), self.v_proj(x)
         q = q.view(t, self.num_heads, self.head_dim)
         k = k.view(t, self.num_kv_heads, self.head_dim)
         v = v.view(t, self.num_kv_heads, self.head_dim)
