@@ -22,6 +22,7 @@ from prefixlint.engine.layers.attention import (  # noqa: E402
     paged_attention,
     prefix_suffix_attention,
 )
+from prefixlint.engine.model_runner import consecutive_run  # noqa: E402
 
 pytestmark = pytest.mark.engine
 ATOL = 1e-5  # float32 on CPU
@@ -101,6 +102,27 @@ def test_paged_attention_gathers_shuffled_pages() -> None:
     torch.testing.assert_close(out[:3], reference_attention(qa, ka, va), atol=ATOL, rtol=0)
     torch.testing.assert_close(out[3:], reference_attention(qb, kb, vb), atol=ATOL, rtol=0)
     assert torch.equal(k_cache[6, 3], ka[3]) and torch.equal(k_cache[4, 1], ka[9])  # new KV stored
+
+
+@pytest.mark.parametrize(
+    ("table", "run"), [([], 0), ([5], 1), ([2, 3, 4], 3), ([2, 3, 5, 6], 2), ([7, 6], 1), ([0, 2], 1)]
+)
+def test_consecutive_run_counts_the_leading_run(table: list[int], run: int) -> None:
+    assert consecutive_run(table) == run
+
+
+def test_consecutive_pages_are_read_in_place_and_others_gathered() -> None:
+    """Pages [3, 4, 5, 9]: 12 tokens (pages 3-5) are a view of the pool, 13 need page 9 too and
+    are gathered; both hold what the pages hold."""
+    cache = torch.randn(10, 4, 2, 8)
+    table = [3, 4, 5, 9]
+    s = SeqSlice(0, 1, 14, torch.tensor(table), consecutive_run(table), table[0])
+    for tokens, in_place in [(12, True), (13, False), (5, True)]:
+        got = attention._gather(cache, s, tokens)
+        want = cache[torch.tensor(table)].flatten(0, 1)[:tokens]
+        assert torch.equal(got, want)
+        shares = got.untyped_storage().data_ptr() == cache.untyped_storage().data_ptr()
+        assert shares is in_place
 
 
 @pytest.mark.parametrize("chunk", [2048, 7])

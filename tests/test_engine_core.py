@@ -96,12 +96,18 @@ def test_pool_boundaries(delta: int) -> None:
 
 def test_admission_rejects_before_any_block_is_allocated(eng: LLMEngine) -> None:
     before = eng.stats()
-    for prompt, message in [([], "empty"), ([5] * 300, "max_model_len"), ([10**6], "vocabulary")]:
+    cases = [
+        ([], "empty"),
+        ([5] * 300, "max_model_len"),
+        ([7, 10**6, 8], r"token id 1000000 is outside"),
+        ([7, 8, -3], r"token id -3 is outside"),
+    ]
+    for prompt, message in cases:
         with pytest.raises(AdmissionError, match=message):
             eng.add_request(prompt, GREEDY)
         eng.step()  # nothing was queued either: a step allocates nothing
         assert eng.stats()["allocation_calls"] == before["allocation_calls"]
-    assert eng.stats()["rejected"] == before["rejected"] + 3
+    assert eng.stats()["rejected"] == before["rejected"] + len(cases)
     assert eng.stats()["requests"] == before["requests"]
 
 
@@ -147,6 +153,51 @@ def test_the_lm_head_runs_only_for_positions_that_sample(monkeypatch: pytest.Mon
     rows.clear()
     e.runner.model.forward_dense(torch.arange(1000, 1050))
     assert rows == [1]  # the dense floor too
+
+
+@pytest.mark.parametrize("tied", [True, False])
+@pytest.mark.parametrize("threads", [1, 3])
+def test_the_lm_head_follows_its_weight(tied: bool, threads: int) -> None:
+    """The CPU head multiplies by a packed copy of its weight (split across threads, the last
+    slice padded: 509 = 3 x 170 - 1); every row count gives what ``hidden @ W.T`` gives, and the
+    copy is rebuilt when the weight changes in place or is replaced."""
+    cfg = ModelConfig("x", vocab_size=509, hidden_size=32, intermediate_size=64, num_layers=1,
+                      num_heads=2, num_kv_heads=1, head_dim=16, tie_word_embeddings=tied)  # fmt: skip
+    model = build_model(cfg)
+    weight = model.model.embed_tokens.weight if tied else model.lm_head.weight
+    before = torch.get_num_threads()
+    torch.set_num_threads(threads)
+    try:
+        for rows in (1, 3, 65):  # 65: past the split, one GEMM
+            hidden = torch.randn(rows, 32)
+            with torch.inference_mode():
+                torch.testing.assert_close(model.compute_logits(hidden), hidden @ weight.t())
+        with torch.no_grad():
+            weight.mul_(-2.0)  # in place: the version counter moves
+        with torch.inference_mode():
+            torch.testing.assert_close(model.compute_logits(hidden[:2]), hidden[:2] @ weight.t())
+        replaced = torch.randn_like(weight)
+        name = "model.embed_tokens.weight" if tied else "lm_head.weight"
+        model.load_state_dict({**model.state_dict(), name: replaced})
+        with torch.inference_mode():
+            torch.testing.assert_close(model.compute_logits(hidden[:1]), hidden[:1] @ replaced.t())
+    finally:
+        torch.set_num_threads(before)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_rms_norm_is_hugging_face_s(dtype: torch.dtype) -> None:
+    """Normalise in float32, cast back, scale: float32 through the fused kernel, other types by
+    hand, the same values either way."""
+    from prefixlint.engine.layers.norm import RMSNorm
+
+    norm = RMSNorm(64, 1e-5).to(dtype)
+    with torch.no_grad():
+        norm.weight.copy_(torch.randn(64))
+    x = (torch.randn(7, 64) * 3).to(dtype)
+    wide = x.float()
+    want = norm.weight * (wide * torch.rsqrt(wide.pow(2).mean(-1, keepdim=True) + 1e-5)).to(dtype)
+    torch.testing.assert_close(norm(x), want, atol=0, rtol=0)
 
 
 def test_preemption_recomputes_and_still_matches() -> None:

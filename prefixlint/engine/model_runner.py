@@ -58,6 +58,16 @@ def resolve_dtype(name: str, device: torch.device) -> torch.dtype:
     return table[name]
 
 
+def consecutive_run(ids: list[int]) -> int:
+    """How many leading ``ids`` are consecutive (``b, b + 1, ...``)."""
+    if not ids:
+        return 0
+    first = ids[0]
+    if ids[-1] - first == len(ids) - 1 and ids == list(range(first, first + len(ids))):
+        return len(ids)  # the common case, checked at C speed
+    return next(i for i, b in enumerate(ids) if b != first + i)
+
+
 class ModelRunner:
     """Builds the model, sizes and allocates the KV pools, and runs one batched step."""
 
@@ -124,9 +134,11 @@ class ModelRunner:
         bs, dev = self.block_size, self.device
         for seq, n in batch:
             start = seq.num_computed_tokens
-            table = torch.tensor(seq.block_table[: (start + n + bs - 1) // bs], dtype=torch.long)
+            blocks = seq.block_table[: (start + n + bs - 1) // bs]
+            table = torch.tensor(blocks, dtype=torch.long)
             pos = torch.arange(start, start + n)
-            slices.append(SeqSlice(len(ids), n, start + n, table.to(dev)))
+            run = consecutive_run(blocks)
+            slices.append(SeqSlice(len(ids), n, start + n, table.to(dev), run, blocks[0] if run else 0))
             ids.extend(seq.token_ids[start : start + n])
             positions.append(pos)
             slots.append(table[pos // bs] * bs + pos % bs)

@@ -52,6 +52,10 @@ class SeqSlice:
     q_len: int
     ctx_len: int  # prefix + new tokens, i.e. keys visible to the last query
     block_ids: torch.Tensor  # physical block ids covering [0, ctx_len)
+    # How many leading entries of block_ids are consecutive ids (first_block, first_block + 1,
+    # ...): KV in those pages is read as a view of the pool, without a gather.
+    consecutive_blocks: int = 0
+    first_block: int = 0
 
 
 @dataclass
@@ -131,7 +135,7 @@ def prefix_suffix_attention(
     )[:2]
     pre_out, pre_lse = pre_out.view(kv_heads, group, q_len, dim), pre_lse.view(kv_heads, group, q_len)
     weight = torch.sigmoid(pre_lse - new_lse).unsqueeze(-1)  # share of the softmax mass in the prefix
-    out = (new_out + (pre_out - new_out) * weight).to(q.dtype)
+    out = torch.lerp(new_out, pre_out, weight).to(q.dtype)  # new + (prefix - new) * weight
     return out.reshape(heads, q_len, dim).transpose(0, 1)
 
 
@@ -152,10 +156,13 @@ def _masked_attention(
     return out[0].transpose(0, 1)
 
 
-def _gather(cache: torch.Tensor, block_ids: torch.Tensor, num_tokens: int) -> torch.Tensor:
-    """The first ``num_tokens`` slots of the pages ``block_ids``, as ``[num_tokens, Hkv, D]``."""
+def _gather(cache: torch.Tensor, s: SeqSlice, num_tokens: int) -> torch.Tensor:
+    """The first ``num_tokens`` slots of ``s``'s pages, as ``[num_tokens, Hkv, D]``: a view of the
+    pool when those pages are consecutive, else a copy."""
     num_blocks = -(-num_tokens // cache.shape[1])
-    return cache.index_select(0, block_ids[:num_blocks]).flatten(0, 1)[:num_tokens]
+    if num_blocks <= s.consecutive_blocks:
+        return cache[s.first_block : s.first_block + num_blocks].flatten(0, 1)[:num_tokens]
+    return cache.index_select(0, s.block_ids[:num_blocks]).flatten(0, 1)[:num_tokens]
 
 
 def paged_attention(
@@ -176,20 +183,33 @@ def paged_attention(
     num_kv_heads, head_dim = k_cache.shape[2], k_cache.shape[3]
     k_cache.view(-1, num_kv_heads, head_dim).index_copy_(0, batch.slot_mapping, k)
     v_cache.view(-1, num_kv_heads, head_dim).index_copy_(0, batch.slot_mapping, v)
+    if len(batch.seqs) == 1 and batch.seqs[0].q_len == q.shape[0]:
+        return _attend(q, k, v, k_cache, v_cache, batch.seqs[0], scale)  # no copy into a batch buffer
     out = torch.empty_like(q)
     for s in batch.seqs:
         rows = slice(s.q_start, s.q_start + s.q_len)
-        prefix = s.ctx_len - s.q_len
-        if prefix == 0:
-            out[rows] = causal_attention(q[rows], k[rows], v[rows], scale)
-        elif s.q_len == 1 or q.is_cuda:
-            keys = _gather(k_cache, s.block_ids, s.ctx_len)
-            values = _gather(v_cache, s.block_ids, s.ctx_len)
-            out[rows] = causal_attention(q[rows], keys, values, scale)
-        else:
-            keys, values = _gather(k_cache, s.block_ids, prefix), _gather(v_cache, s.block_ids, prefix)
-            out[rows] = prefix_suffix_attention(q[rows], keys, values, k[rows], v[rows], scale)
+        out[rows] = _attend(q[rows], k[rows], v[rows], k_cache, v_cache, s, scale)
     return out
+
+
+def _attend(
+    q: torch.Tensor,
+    k: torch.Tensor,
+    v: torch.Tensor,
+    k_cache: torch.Tensor,
+    v_cache: torch.Tensor,
+    s: SeqSlice,
+    scale: float,
+) -> torch.Tensor:
+    """One sequence's new queries ``q`` (and its new ``k``, ``v``) over its context."""
+    prefix = s.ctx_len - s.q_len
+    if prefix == 0:
+        return causal_attention(q, k, v, scale)
+    if s.q_len == 1 or q.is_cuda:
+        keys, values = _gather(k_cache, s, s.ctx_len), _gather(v_cache, s, s.ctx_len)
+        return causal_attention(q, keys, values, scale)
+    keys, values = _gather(k_cache, s, prefix), _gather(v_cache, s, prefix)
+    return prefix_suffix_attention(q, keys, values, k, v, scale)
 
 
 def attention_backend(device: torch.device, dtype: torch.dtype) -> str:

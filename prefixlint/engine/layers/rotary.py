@@ -37,12 +37,29 @@ class RotaryEmbedding(nn.Module):
         # A plain attribute, not a buffer: it stays float32 when the model is cast to bf16.
         self.inv_freq = inv_freq.float().to(torch.get_default_device())
 
+    def cos_sin(self, positions: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """``cos`` and ``sin`` at ``positions``, ``[tokens, 1, head_dim / 2]`` in float32: computed
+        once per forward and shared by every layer."""
+        freqs = positions.float()[:, None] * self.inv_freq.to(positions.device)[None, :]
+        return freqs.cos()[:, None, :], freqs.sin()[:, None, :]
+
     def forward(
         self, positions: torch.Tensor, q: torch.Tensor, k: torch.Tensor
     ) -> tuple[torch.Tensor, torch.Tensor]:
-        freqs = positions.float()[:, None] * self.inv_freq.to(positions.device)[None, :]
-        cos, sin = freqs.cos()[:, None, :], freqs.sin()[:, None, :]
-        return _rotate(q, cos, sin), _rotate(k, cos, sin)
+        return apply_rotary(self.cos_sin(positions), q, k)
+
+
+def apply_rotary(
+    cos_sin: tuple[torch.Tensor, torch.Tensor], q: torch.Tensor, k: torch.Tensor
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """RoPE on ``q`` and ``k`` with precomputed :meth:`RotaryEmbedding.cos_sin`."""
+    cos, sin = cos_sin
+    return _rotate(q, cos, sin), _rotate(k, cos, sin)
+
+
+def rotate_heads(cos_sin: tuple[torch.Tensor, torch.Tensor], x: torch.Tensor) -> torch.Tensor:
+    """RoPE on ``x [tokens, heads, head_dim]``: query and key heads side by side take one pass."""
+    return _rotate(x, *cos_sin)
 
 
 def _rotate(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:

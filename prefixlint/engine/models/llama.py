@@ -17,14 +17,16 @@ from prefixlint.engine.config import EngineConfigError, ModelConfig
 from prefixlint.engine.layers.activation import silu_and_mul
 from prefixlint.engine.layers.attention import PagedBatch, causal_attention, paged_attention
 from prefixlint.engine.layers.embed_head import LMHead
+from prefixlint.engine.layers.merged import MergedLinear
 from prefixlint.engine.layers.norm import RMSNorm
-from prefixlint.engine.layers.rotary import RotaryEmbedding
+from prefixlint.engine.layers.rotary import RotaryEmbedding, apply_rotary, rotate_heads
 
 KVCache = tuple[torch.Tensor, torch.Tensor]
+CosSin = tuple[torch.Tensor, torch.Tensor]  # RoPE at this step's positions, shared by all layers
 
 
 class LlamaAttention(nn.Module):
-    def __init__(self, cfg: ModelConfig, rotary: RotaryEmbedding) -> None:
+    def __init__(self, cfg: ModelConfig) -> None:
         super().__init__()
         self.num_heads, self.num_kv_heads, self.head_dim = cfg.num_heads, cfg.num_kv_heads, cfg.head_dim
         self.scale = cfg.head_dim**-0.5
@@ -33,25 +35,33 @@ class LlamaAttention(nn.Module):
         self.k_proj = nn.Linear(cfg.hidden_size, kv_size, bias=cfg.qkv_bias)
         self.v_proj = nn.Linear(cfg.hidden_size, kv_size, bias=cfg.qkv_bias)
         self.o_proj = nn.Linear(q_size, cfg.hidden_size, bias=False)
-        self._rotary = [rotary]  # shared, not a submodule
+        self.qkv: MergedLinear | None = None  # set by merge_projections()
 
-    def _qkv(self, x: torch.Tensor, positions: torch.Tensor) -> tuple[torch.Tensor, ...]:
+    def merge_projections(self) -> None:
+        self.qkv = MergedLinear(self.q_proj, self.k_proj, self.v_proj)
+
+    def _qkv(self, x: torch.Tensor, rope: CosSin) -> tuple[torch.Tensor, ...]:
         t = x.shape[0]
-        q = self.q_proj(x).view(t, self.num_heads, self.head_dim)
-        k = self.k_proj(x).view(t, self.num_kv_heads, self.head_dim)
-        v = self.v_proj(x).view(t, self.num_kv_heads, self.head_dim)
-        q, k = self._rotary[0](positions, q, k)
+        whole = self.qkv.product(x) if self.qkv is not None else None
+        if whole is not None:  # q and k heads are adjacent columns: one RoPE pass for both
+            qk_heads = self.num_heads + self.num_kv_heads
+            qk = rotate_heads(rope, whole[:, : qk_heads * self.head_dim].view(t, qk_heads, self.head_dim))
+            q, k = qk.split([self.num_heads, self.num_kv_heads], dim=1)
+            return q, k, whole[:, qk_heads * self.head_dim :].view(t, self.num_kv_heads, self.head_dim)
+        q, k, v = self.q_proj(x), self.k_proj(x), self.v_proj(x)
+        q = q.view(t, self.num_heads, self.head_dim)
+        k = k.view(t, self.num_kv_heads, self.head_dim)
+        v = v.view(t, self.num_kv_heads, self.head_dim)
+        q, k = apply_rotary(rope, q, k)
         return q, k, v
 
-    def forward(
-        self, x: torch.Tensor, positions: torch.Tensor, kv: KVCache, batch: PagedBatch
-    ) -> torch.Tensor:
-        q, k, v = self._qkv(x, positions)
+    def forward(self, x: torch.Tensor, rope: CosSin, kv: KVCache, batch: PagedBatch) -> torch.Tensor:
+        q, k, v = self._qkv(x, rope)
         out = paged_attention(q, k, v, kv[0], kv[1], batch, self.scale)
         return self.o_proj(out.flatten(1))
 
-    def forward_dense(self, x: torch.Tensor, positions: torch.Tensor) -> torch.Tensor:
-        q, k, v = self._qkv(x, positions)
+    def forward_dense(self, x: torch.Tensor, rope: CosSin) -> torch.Tensor:
+        q, k, v = self._qkv(x, rope)
         return self.o_proj(causal_attention(q, k, v, self.scale).flatten(1))
 
 
@@ -61,27 +71,32 @@ class LlamaMLP(nn.Module):
         self.gate_proj = nn.Linear(cfg.hidden_size, cfg.intermediate_size, bias=False)
         self.up_proj = nn.Linear(cfg.hidden_size, cfg.intermediate_size, bias=False)
         self.down_proj = nn.Linear(cfg.intermediate_size, cfg.hidden_size, bias=False)
+        self.gate_up: MergedLinear | None = None  # set by merge_projections()
+
+    def merge_projections(self) -> None:
+        self.gate_up = MergedLinear(self.gate_proj, self.up_proj)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return self.down_proj(silu_and_mul(self.gate_proj(x), self.up_proj(x)))
+        gate, up = self.gate_up(x) if self.gate_up is not None else (self.gate_proj(x), self.up_proj(x))
+        return self.down_proj(silu_and_mul(gate, up))
 
 
 class LlamaDecoderLayer(nn.Module):
-    def __init__(self, cfg: ModelConfig, rotary: RotaryEmbedding) -> None:
+    def __init__(self, cfg: ModelConfig) -> None:
         super().__init__()
         self.input_layernorm = RMSNorm(cfg.hidden_size, cfg.rms_norm_eps)
-        self.self_attn = LlamaAttention(cfg, rotary)
+        self.self_attn = LlamaAttention(cfg)
         self.post_attention_layernorm = RMSNorm(cfg.hidden_size, cfg.rms_norm_eps)
         self.mlp = LlamaMLP(cfg)
 
     def forward(
-        self, x: torch.Tensor, positions: torch.Tensor, kv: KVCache | None, batch: PagedBatch | None
+        self, x: torch.Tensor, rope: CosSin, kv: KVCache | None, batch: PagedBatch | None
     ) -> torch.Tensor:
         h = self.input_layernorm(x)
         if batch is None:
-            x = x + self.self_attn.forward_dense(h, positions)
+            x = x + self.self_attn.forward_dense(h, rope)
         else:
-            x = x + self.self_attn(h, positions, kv, batch)
+            x = x + self.self_attn(h, rope, kv, batch)
         return x + self.mlp(self.post_attention_layernorm(x))
 
 
@@ -90,7 +105,7 @@ class LlamaModel(nn.Module):
         super().__init__()
         self.rotary = RotaryEmbedding(cfg.head_dim, cfg.rope_theta, cfg.rope_scaling)
         self.embed_tokens = nn.Embedding(cfg.vocab_size, cfg.hidden_size)
-        self.layers = nn.ModuleList(LlamaDecoderLayer(cfg, self.rotary) for _ in range(cfg.num_layers))
+        self.layers = nn.ModuleList(LlamaDecoderLayer(cfg) for _ in range(cfg.num_layers))
         self.norm = RMSNorm(cfg.hidden_size, cfg.rms_norm_eps)
 
 
@@ -109,8 +124,9 @@ class LlamaForCausalLM(nn.Module):
     ) -> torch.Tensor:
         """Hidden states ``[T, hidden]`` for a flat batch of new tokens over the paged cache."""
         x = self.embed(input_ids)
+        rope = self.model.rotary.cos_sin(positions)
         for layer, kv in zip(self.model.layers, kv_caches, strict=False):
-            x = layer(x, positions, kv, batch)
+            x = layer(x, rope, kv, batch)
         return self.model.norm(x)
 
     def embed(self, input_ids: torch.Tensor) -> torch.Tensor:
@@ -129,12 +145,12 @@ class LlamaForCausalLM(nn.Module):
         ``all_logits=True``."""
         squeeze = input_ids.dim() == 1
         ids = input_ids[None] if squeeze else input_ids
-        positions = torch.arange(ids.shape[1], device=ids.device)
+        rope = self.model.rotary.cos_sin(torch.arange(ids.shape[1], device=ids.device))
         outs = []
         for row in ids:
             x = self.embed(row)
             for layer in self.model.layers:
-                x = layer(x, positions, None, None)
+                x = layer(x, rope, None, None)
             x = self.model.norm(x)
             outs.append(self.compute_logits(x if all_logits else x[-1:]))
         logits = torch.stack(outs)
@@ -197,8 +213,13 @@ def build_model(
     device = torch.device(device)
     with torch.device(device):
         model = LlamaForCausalLM(model_config).to(dtype)
+    for layer in model.model.layers:  # before the weights are set: they are set in place
+        layer.self_attn.merge_projections()
+        layer.mlp.merge_projections()
     if model_dir is not None:
         load_hf_weights(model, model_dir)
     else:
         _init_random(model, seed, device)
+    if device.type == "cpu":
+        model.lm_head.packed()  # built now, not on the first request
     return model.eval()

@@ -16,6 +16,7 @@ from prefixlint.engine.server.sse import DONE, sse
 from prefixlint.engine.tokenizer import ChatTemplateError
 
 ChunkMaker = Callable[[Piece], dict]
+_INT_TYPES = {int, bool}  # what isinstance(t, int) accepts from JSON
 LOWEST_LOGPROB = -9999.0  # what OpenAI and vLLM report for impossible tokens (JSON has no -inf)
 
 
@@ -91,7 +92,7 @@ def completion_prompt(srv: Server, body: dict) -> list[int]:
         prompt = prompt[0]
     if isinstance(prompt, str):
         return srv.engine.tokenizer.encode(prompt)
-    if isinstance(prompt, list) and all(isinstance(t, int) for t in prompt):
+    if isinstance(prompt, list) and set(map(type, prompt)) <= _INT_TYPES:  # one C-speed pass
         return list(prompt)
     raise ApiError(400, "prompt must be a string or a list of token ids (one prompt per request)")
 
