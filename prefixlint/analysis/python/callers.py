@@ -159,6 +159,13 @@ def _rank(segs: list[Segment]) -> tuple[int, int, int]:
     return (1, *worst[:2]) if worst[0] else (0, 1, worst[2])
 
 
+class _Busy(tuple):
+    """No dependencies, as the stand-in of a parameter whose callers are being read (by identity)."""
+
+
+_BUSY = _Busy()
+
+
 def param_from_callers(
     ev: Evaluator, param: cst.Param, env: Env, use: SourceLocation | None
 ) -> list[Segment] | None:
@@ -173,8 +180,10 @@ def param_from_callers(
     hit = memo.get(key)
     if hit is not None and hit[0] is fdef:
         segs, deps = hit[1], hit[2]
+        if deps is _BUSY:
+            ev.memo.unsettled()
     else:
-        memo[key] = (fdef, None, ())  # a cycle of callers: unknown there
+        memo[key] = (fdef, None, _BUSY)  # a cycle of callers: unknown there
         segs, deps = _resolve(ev, param, env)
         memo[key] = (fdef, segs, deps)
     ev.dependencies.update(d for d in deps if d != env.mod.path)

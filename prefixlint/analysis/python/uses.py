@@ -126,10 +126,15 @@ def _attr_fates(ev: Evaluator, mod: ModuleInfo, attr: str, hops: int) -> set[str
     """The fates of ``self.attr`` where the project's classes read it (remembered per run)."""
     memo = ev.project.summaries.setdefault("attr_fates", {})
     got = memo.get(attr)
+    if got is _BUSY:
+        ev.memo.unsettled()
     if got is None:
-        memo[attr] = {OTHER}  # a read that leads back here adds nothing
+        memo[attr] = _BUSY  # a read that leads back here adds nothing
         got = memo[attr] = _read_fates(ev, mod, attr, hops)
     return set(got)
+
+
+_BUSY = frozenset({OTHER})  # the stand-in of an attribute whose reads are being followed (by identity)
 
 
 def _read_fates(ev: Evaluator, mod: ModuleInfo, attr: str, hops: int) -> set[str]:
