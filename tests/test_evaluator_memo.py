@@ -135,3 +135,37 @@ def test_an_answer_that_read_a_stand_in_is_not_kept() -> None:
     memo.choices.append("choice")
     memo.put(("b",), None, [], mark)
     assert memo.get(("b",)) == ([], ["choice"])
+
+
+def test_nothing_remembered_outlives_one_file_analysis(tmp_path: Path) -> None:
+    """A helper module changed on disk between two analyses (an editor, ``--fix``): the second
+    analysis, with the same project index, sees the new text."""
+    _write(
+        tmp_path,
+        {
+            "helpers.py": "def header(q):\n    return 'Support desk. ' + q\n",
+            "app.py": f"""
+                from openai import OpenAI
+                from helpers import header
+
+                client = OpenAI()
+
+                def ask(question):
+                    system = header("x") + {RULES!r}
+                    return {SEND}
+            """,
+        },
+    )
+    settings = Settings()
+    project = ProjectContext(tmp_path, settings)
+    app = tmp_path / "app.py"
+
+    def dynamic_labels() -> list[str]:
+        result = analyze_python(str(app), app.read_text(), settings, project)
+        return [s.text for lay in result.layouts for s in lay.segments if not s.static]
+
+    assert dynamic_labels() == []
+    (tmp_path / "helpers.py").write_text(
+        "import datetime\n\ndef header(q):\n    return str(datetime.datetime.now()) + q\n"
+    )
+    assert dynamic_labels() != []

@@ -19,6 +19,7 @@ import libcst as cst
 
 from prefixlint.analysis.python.collect import CallSite, ClassInfo, ModuleInfo
 from prefixlint.analysis.python.env import Env
+from prefixlint.analysis.python.project import call_pattern
 from prefixlint.analysis.python.sources import dotted_name, name_kind, with_chain
 from prefixlint.model.layout import DynamicKind, Segment, SourceLocation, Timing, evolve
 
@@ -93,8 +94,9 @@ def _find_callers(
     others = sorted(f for f in files if f != mod.path and (in_tests or not is_test_path(f, root)))
     paths = [mod.path, *others]
     out: list[tuple[ModuleInfo, CallSite]] = []
+    calls = call_pattern(target)
     for path in paths:
-        cmod = mod if path == mod.path else ev.project.load(path)
+        cmod = mod if path == mod.path else ev.project.load_if(path, calls)
         if cmod is None:
             continue
         for site in cmod.calls:

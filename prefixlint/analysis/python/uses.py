@@ -22,6 +22,7 @@ import libcst as cst
 
 from prefixlint.analysis.python.callers import callers_of
 from prefixlint.analysis.python.collect import ClassInfo, ModuleInfo, evaluated
+from prefixlint.analysis.python.project import self_attribute_pattern
 from prefixlint.analysis.python.sources import dotted_name
 
 if TYPE_CHECKING:
@@ -142,8 +143,9 @@ def _read_fates(ev: Evaluator, mod: ModuleInfo, attr: str, hops: int) -> set[str
     if len(files) > MAX_ATTR_FILES:
         return {OTHER}
     out: set[str] = set()
+    reads = self_attribute_pattern(attr)
     for path in sorted(files | {mod.path}):
-        rmod = mod if path == mod.path else ev.project.load(path)
+        rmod = mod if path == mod.path else ev.project.load_if(path, reads)
         if rmod is None:
             continue
         for rfunc, read in _attr_reads(rmod, attr):
