@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from prefixlint.analysis.python import ProjectContext, analyze_python
-from prefixlint.analysis.python.project import call_pattern, self_attribute_pattern
+from prefixlint.analysis.python.project import call_pattern, class_pattern, self_attribute_pattern
 from prefixlint.model.settings import Settings
 
 RULES = " ".join(f"Rule {i}: answer payroll questions only, cite the form, never guess." for i in range(30))
@@ -103,3 +103,16 @@ def test_a_parameter_is_read_from_a_caller_whose_call_spans_lines(tmp_path: Path
     assert first.timing.value == "request"
     assert any(loc.path.endswith("jobs.py") for loc in first.chain)
     assert "jobs.py" in parsed and "registry.py" not in parsed
+
+
+@pytest.mark.parametrize(
+    ("text", "found"),
+    [
+        ("class Agent(Base):", True),
+        ("class \\\n    Agent:", True),
+        ("class AgentX:", False),
+        ("Agent = make()", False),
+    ],
+)
+def test_class_pattern_finds_a_definition_only(text: str, found: bool) -> None:
+    assert bool(class_pattern("Agent").search(text)) is found

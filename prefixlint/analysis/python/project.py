@@ -164,11 +164,15 @@ class ProjectContext:
         """:meth:`load`, but a file not parsed yet whose text ``pattern`` does not find is not parsed
         (None): a cheap test of the text ahead of a search of its nodes that would find nothing."""
         key = resolved(str(path))
-        if key not in self._modules:
-            text, _error = read_source(key)
-            if text is not None and pattern.search(text) is None:
-                return None
-        return self.load(key)
+        return self.load(key) if self.may_hold(key, pattern) else None
+
+    def may_hold(self, path: Path | str, pattern: re.Pattern[str]) -> bool:
+        """False when the file is not parsed yet and ``pattern`` does not find its text."""
+        key = resolved(str(path))
+        if key in self._modules:
+            return True
+        text, _error = read_source(key)
+        return text is None or pattern.search(text) is not None
 
     def known(self, path: str, text: str) -> ModuleInfo | None:
         """The module already parsed for ``path`` (as another file's import) when its text is ``text``.
@@ -209,6 +213,11 @@ _GAP = r"(?:\s|\\|\)|#[^\n]*)*"
 def call_pattern(name: str) -> re.Pattern[str]:
     """Text a call whose callee ends in ``name`` must contain: ``name(``, ``x.name (``, ``name[k](``."""
     return re.compile(re.escape(name) + _GAP + r"[(\[]")
+
+
+def class_pattern(name: str) -> re.Pattern[str]:
+    """Text a module that defines class ``name`` must contain."""
+    return re.compile(r"class(?:\s|\\)+" + re.escape(name) + r"(?!\w)")
 
 
 def self_attribute_pattern(name: str) -> re.Pattern[str]:
