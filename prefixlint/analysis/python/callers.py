@@ -19,6 +19,7 @@ import libcst as cst
 
 from prefixlint.analysis.python.collect import CallSite, ClassInfo, ModuleInfo
 from prefixlint.analysis.python.env import Env
+from prefixlint.analysis.python.project import call_pattern
 from prefixlint.analysis.python.sources import dotted_name, name_kind, with_chain
 from prefixlint.model.layout import DynamicKind, Segment, SourceLocation, Timing, evolve
 
@@ -93,8 +94,9 @@ def _find_callers(
     others = sorted(f for f in files if f != mod.path and (in_tests or not is_test_path(f, root)))
     paths = [mod.path, *others]
     out: list[tuple[ModuleInfo, CallSite]] = []
+    calls = call_pattern(target)
     for path in paths:
-        cmod = mod if path == mod.path else ev.project.load(path)
+        cmod = mod if path == mod.path else ev.project.load_if(path, calls)
         if cmod is None:
             continue
         for site in cmod.calls:
@@ -159,6 +161,13 @@ def _rank(segs: list[Segment]) -> tuple[int, int, int]:
     return (1, *worst[:2]) if worst[0] else (0, 1, worst[2])
 
 
+class _Busy(tuple):
+    """No dependencies, as the stand-in of a parameter whose callers are being read (by identity)."""
+
+
+_BUSY = _Busy()
+
+
 def param_from_callers(
     ev: Evaluator, param: cst.Param, env: Env, use: SourceLocation | None
 ) -> list[Segment] | None:
@@ -173,8 +182,10 @@ def param_from_callers(
     hit = memo.get(key)
     if hit is not None and hit[0] is fdef:
         segs, deps = hit[1], hit[2]
+        if deps is _BUSY:
+            ev.memo.unsettled()
     else:
-        memo[key] = (fdef, None, ())  # a cycle of callers: unknown there
+        memo[key] = (fdef, None, _BUSY)  # a cycle of callers: unknown there
         segs, deps = _resolve(ev, param, env)
         memo[key] = (fdef, segs, deps)
     ev.dependencies.update(d for d in deps if d != env.mod.path)

@@ -22,6 +22,7 @@ from prefixlint.analysis.python.constants import table_item
 from prefixlint.analysis.python.env import Env
 from prefixlint.analysis.python.fills import replace_call
 from prefixlint.analysis.python.kinds import CONVERSIONS, KindsMixin, is_empty_container
+from prefixlint.analysis.python.memo import TextMemo
 from prefixlint.analysis.python.messages import MessagesMixin, _target_names
 from prefixlint.analysis.python.objects import class_of
 from prefixlint.analysis.python.pieces import decode_literal
@@ -80,6 +81,8 @@ class Evaluator(TemplateMixin, MessagesMixin, KindsMixin):
         self.dependencies: set[str] = set()
         self.errors: list[AnalysisError] = []
         self._const_cache: dict[tuple[str, str], list[Segment]] = {}
+        self._const_busy: set[tuple[str, str]] = set()  # constants being evaluated (a cycle)
+        self.memo = TextMemo()
         # Template style of the sink being evaluated (LangChain templates); "" for plain strings.
         self.template_mode = ""
 
@@ -91,10 +94,19 @@ class Evaluator(TemplateMixin, MessagesMixin, KindsMixin):
         """Pieces of the string ``node`` evaluates to."""
         if env.depth > MAX_DEPTH:
             return [dynamic(DynamicKind.UNKNOWN, _unknown(env), "...", env.mod.loc(node), confidence=0.3)]
+        forced = self._forced_templates
+        key = self.memo.key(node, env, (self.template_mode, tuple(forced.items()) if forced else ()))
+        hit = self.memo.get(key)
+        if hit is not None:
+            segs, choices = hit
+            for choice in choices:
+                self.record_choice(choice)
+            return segs
+        mark = self.memo.mark()
         method = getattr(self, "_t_" + type(node).__name__, None)
-        if method is not None:
-            return method(node, env)
-        return self._opaque(node, env)
+        segs = method(node, env) if method is not None else self._opaque(node, env)
+        self.memo.put(key, (node, env), segs, mark)
+        return segs
 
     # literals -----------------------------------------------------------------------------------
     def _t_SimpleString(self, node: cst.SimpleString, env: Env) -> list[Segment]:
@@ -260,10 +272,16 @@ class Evaluator(TemplateMixin, MessagesMixin, KindsMixin):
         """A module-level constant, evaluated once (import time)."""
         key = (mod.path, name)
         if key in self._const_cache:
+            if key in self._const_busy:
+                self.memo.unsettled()
             return self._const_cache[key]
         self._const_cache[key] = [dynamic(DynamicKind.UNKNOWN, Timing.PROCESS, name, None, confidence=0.3)]
+        self._const_busy.add(key)
         value = mod.assigns[name]
-        segs = self.text(value, self.module_env(mod).at(mod.pos(value)))
+        try:
+            segs = self.text(value, self.module_env(mod).at(mod.pos(value)))
+        finally:
+            self._const_busy.discard(key)
         self._const_cache[key] = segs
         return segs
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 from bisect import bisect_right
 from collections.abc import Callable
 from pathlib import Path
@@ -159,6 +160,20 @@ class ProjectContext:
         self._modules[key] = (sig, info)
         return info
 
+    def load_if(self, path: Path | str, pattern: re.Pattern[str]) -> ModuleInfo | None:
+        """:meth:`load`, but a file not parsed yet whose text ``pattern`` does not find is not parsed
+        (None): a cheap test of the text ahead of a search of its nodes that would find nothing."""
+        key = resolved(str(path))
+        return self.load(key) if self.may_hold(key, pattern) else None
+
+    def may_hold(self, path: Path | str, pattern: re.Pattern[str]) -> bool:
+        """False when the file is not parsed yet and ``pattern`` does not find its text."""
+        key = resolved(str(path))
+        if key in self._modules:
+            return True
+        text, _error = read_source(key)
+        return text is None or pattern.search(text) is not None
+
     def known(self, path: str, text: str) -> ModuleInfo | None:
         """The module already parsed for ``path`` (as another file's import) when its text is ``text``.
 
@@ -188,6 +203,26 @@ class ProjectContext:
 
 _IDENT_BYTES = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
 _DIGITS = frozenset(b"0123456789")
+
+
+# Between the parts of a call or an attribute: spaces, line breaks (also escaped), comments and the
+# closing brackets of a parenthesised name. A text without them cannot hold the node searched for.
+_GAP = r"(?:\s|\\|\)|#[^\n]*)*"
+
+
+def call_pattern(name: str) -> re.Pattern[str]:
+    """Text a call whose callee ends in ``name`` must contain: ``name(``, ``x.name (``, ``name[k](``."""
+    return re.compile(re.escape(name) + _GAP + r"[(\[]")
+
+
+def class_pattern(name: str) -> re.Pattern[str]:
+    """Text a module that defines class ``name`` must contain."""
+    return re.compile(r"class(?:\s|\\)+" + re.escape(name) + r"(?!\w)")
+
+
+def self_attribute_pattern(name: str) -> re.Pattern[str]:
+    """Text a read of ``self.name`` must contain (``self.name``, ``self . name``, ``(self).name``)."""
+    return re.compile(r"self" + _GAP + r"\." + _GAP + re.escape(name))
 
 
 def _whole_identifier(blob: bytes, i: int, n: int) -> bool:

@@ -41,6 +41,9 @@ def function_sites(mod: ModuleInfo, fdef: cst.FunctionDef) -> list[CallSite]:
     return index.get(id(fdef), [])
 
 
+_BUSY: list = []  # the stand-in of a helper whose sends are being read (by identity; never changed)
+
+
 def sending_sites(
     ev: Evaluator, mod: ModuleInfo, fdef: cst.FunctionDef, specs: list[SinkSpec], hops: int = 0
 ) -> list[tuple[CallSite, object]]:
@@ -50,8 +53,10 @@ def sending_sites(
     key = (mod.path, id(fdef))
     hit = memo.get(key)
     if hit is not None and hit[0] is fdef:  # (the node kept alive: its id is not reused)
+        if hit[1] is _BUSY:
+            ev.memo.unsettled()
         return hit[1]
-    memo[key] = (fdef, [])  # a recursive helper sends what its other calls send
+    memo[key] = (fdef, _BUSY)  # a recursive helper sends what its other calls send
     out: list[tuple[CallSite, object]] = []
     for site in function_sites(mod, fdef):
         spec = match_sink(dotted_name(site.node.func), mod, specs)

@@ -13,8 +13,9 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from prefixlint.analysis.python.collect import ClassInfo, ModuleInfo
+from prefixlint.analysis.python.collect import ClassInfo, ModuleInfo, resolved
 from prefixlint.analysis.python.env import Env
+from prefixlint.analysis.python.project import class_pattern
 from prefixlint.analysis.python.sinks import match_sink
 from prefixlint.analysis.python.sources import dotted_name
 from prefixlint.plugins import SinkSpec
@@ -52,6 +53,13 @@ def _project_class(ev: Evaluator, name: str, mod: ModuleInfo) -> tuple[ClassInfo
     if name in mod.classes:
         return mod.classes[name], mod
     if name in mod.imports:
+        module, attr, level = mod.imports[name]
+        if attr is None:
+            return None  # ``import pkg.agents as agents``: a module, not a class
+        source = ev.project.module_file(mod.path, module, level)
+        if source is not None and not ev.project.may_hold(source, class_pattern(attr)):
+            ev.dependencies.add(resolved(str(source)))  # (its next version may define the class)
+            return None  # no ``class Name`` in its text: not parsed for this
         got = ev._imported(mod, name)
         if got is not None and got[1] is not None and got[1] in got[0].classes:
             return got[0].classes[got[1]], got[0]

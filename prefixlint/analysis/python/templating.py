@@ -610,9 +610,15 @@ class TemplateMixin:
             return None
         found = candidates(pattern, self._jinja_dirs(env))
         best = best_candidate(found)
-        if best is not None and self._template_choices is not None and len(found) > 1:
-            self._template_choices.append((id(arg), [p for p in found if p != best]))
+        if best is not None and len(found) > 1:
+            self.record_choice((id(arg), [p for p in found if p != best]))
         return best
+
+    def record_choice(self, choice: tuple[int, list[Path]]) -> None:
+        """Note the other files a run-time template name could load (for :meth:`each_template_choice`)."""
+        self.memo.choices.append(choice)  # type: ignore[attr-defined]
+        if self._template_choices is not None:
+            self._template_choices.append(choice)
 
     def _find_jinja(self, name: str, env: Env) -> Path | None:
         dirs = self._jinja_dirs(env)

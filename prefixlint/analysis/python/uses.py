@@ -22,6 +22,7 @@ import libcst as cst
 
 from prefixlint.analysis.python.callers import callers_of
 from prefixlint.analysis.python.collect import ClassInfo, ModuleInfo, evaluated
+from prefixlint.analysis.python.project import self_attribute_pattern
 from prefixlint.analysis.python.sources import dotted_name
 
 if TYPE_CHECKING:
@@ -126,10 +127,15 @@ def _attr_fates(ev: Evaluator, mod: ModuleInfo, attr: str, hops: int) -> set[str
     """The fates of ``self.attr`` where the project's classes read it (remembered per run)."""
     memo = ev.project.summaries.setdefault("attr_fates", {})
     got = memo.get(attr)
+    if got is _BUSY:
+        ev.memo.unsettled()
     if got is None:
-        memo[attr] = {OTHER}  # a read that leads back here adds nothing
+        memo[attr] = _BUSY  # a read that leads back here adds nothing
         got = memo[attr] = _read_fates(ev, mod, attr, hops)
     return set(got)
+
+
+_BUSY = frozenset({OTHER})  # the stand-in of an attribute whose reads are being followed (by identity)
 
 
 def _read_fates(ev: Evaluator, mod: ModuleInfo, attr: str, hops: int) -> set[str]:
@@ -137,8 +143,9 @@ def _read_fates(ev: Evaluator, mod: ModuleInfo, attr: str, hops: int) -> set[str
     if len(files) > MAX_ATTR_FILES:
         return {OTHER}
     out: set[str] = set()
+    reads = self_attribute_pattern(attr)
     for path in sorted(files | {mod.path}):
-        rmod = mod if path == mod.path else ev.project.load(path)
+        rmod = mod if path == mod.path else ev.project.load_if(path, reads)
         if rmod is None:
             continue
         for rfunc, read in _attr_reads(rmod, attr):
