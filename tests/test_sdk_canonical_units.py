@@ -118,7 +118,7 @@ def test_responses_input_and_instructions_are_normalised() -> None:
         {"instructions": DECOMPOSED, "input": DECOMPOSED}, "responses", _opts(unicode_nfc=True)
     )
     assert out == {"instructions": COMPOSED, "input": COMPOSED}
-    assert changes == ["instructions: normalized text"]  # a string input is normalised, not listed
+    assert changes == ["instructions: normalized text", "input: normalized text"]
     out, changes = canonicalize(
         {"input": [{"role": "user", "content": DECOMPOSED}]}, "responses", _opts(unicode_nfc=True)
     )

@@ -92,6 +92,8 @@ def canonicalize(body: dict[str, Any], api: str, opts: Any) -> tuple[dict[str, A
         msgs = out.get(key)
         if isinstance(msgs, str):
             out[key] = _normalize_content(msgs, n)
+            if out[key] != msgs:
+                changes.append(f"{key}: normalized text")
         elif isinstance(msgs, list):
             new_msgs = []
             for msg in msgs:
