@@ -61,7 +61,11 @@ def test_wrap_returns_the_same_client_and_reports_miss_then_hit(server: Provider
     assert hit.tokens_saved == hit.reported_cached and hit.usd_saved > 0
     snap = sdk.stats(client)
     assert snap.requests == 2 and snap.verdicts == {"expected_miss": 1, "hit": 1}
-    assert 0 < snap.hit_rate < 1
+    assert snap.verified == 2
+    assert snap.prompt_tokens == sum(r.prompt_tokens for r in reports)
+    assert snap.cached_tokens == hit.reported_cached == snap.tokens_saved
+    assert snap.usd_saved == pytest.approx(hit.usd_saved)
+    assert snap.hit_rate == pytest.approx(hit.reported_cached / snap.prompt_tokens)
 
 
 def test_prompt_cache_key_hides_the_tenant_and_separates_tenants(server: ProviderServer) -> None:
