@@ -796,3 +796,42 @@ def test_prompt_file_paths_built_several_ways(tmp_path: Path) -> None:
         files[f"prompts/{name}.txt"] = f"Desk {name}.\nNow: {{now}}.\n{RULES}\n"
     found = codes(check(tmp_path, files))
     assert found == [("PFX101", f"prompts/{n}.txt", 2) for n in "abc"]
+
+
+def test_a_method_of_a_parameter_is_not_the_method_of_a_module_instance(tmp_path: Path) -> None:
+    """``stamper = Clock()`` at module level, and ``def build(stamper): ... stamper.stamp()``: inside
+    ``build`` the name is the caller's value (a ``Fixed``), not the module's ``Clock``, so only the
+    function that reads the module's instance itself has a timestamp (PFX101 at ``Clock.stamp``).
+    Catches: an instance looked up for a name bound by the caller (or not for an unbound one)."""
+    app = (
+        "from datetime import datetime\n" + OPENAI + f"RULES = {RULES!r}\n\n\n"
+        "class Clock:\n    def stamp(self):\n        return datetime.now().isoformat()\n\n\n"
+        'class Fixed:\n    def stamp(self):\n        return "v1"\n\n\n'
+        "stamper = Clock()\n\n\n"
+        'def build(stamper):\n    return f"Version {stamper.stamp()}.\\n" + RULES\n\n\n'
+        f"def ask(q):\n    system = build(Fixed())\n    return {send('system')}\n\n\n"
+        'def ask_now(q):\n    system = f"Version {stamper.stamp()}.\\n" + RULES\n'
+        f"    return {send('system')}\n"
+    )
+    found = check(tmp_path, {"app.py": app})
+    assert codes(found) == [("PFX101", "app.py", 10)]
+    assert steps(found[0])[0] == ("app.py", 31)
+
+
+def test_a_lambda_or_ellipsis_in_prompt_text_is_its_source_text(tmp_path: Path) -> None:
+    """``f"... {(lambda hit: hit.score)} ... {...}"`` after a timestamp: both print as fixed text, so
+    they count in the static tokens the timestamp makes uncacheable, as the same words written
+    out do (within a token: the text is cut into segments at other places).
+    Catches: a lambda or ``...`` taken as an unknown value (its tokens no longer counted as lost)."""
+    now = 'f"Now: {datetime.now()}.\\n" + RULES + '
+    app = (
+        "from datetime import datetime\n" + OPENAI + f"RULES = {RULES!r}\n\n\n"
+        f'def ask(q):\n    system = {now}f"Sort with {{(lambda hit: hit.score)}} and skip {{...}}."\n'
+        f"    return {send('system')}\n\n\n"
+        f'def ask_text(q):\n    system = {now}"Sort with (lambda hit: hit.score) and skip ...."\n'
+        f"    return {send('system')}\n"
+    )
+    found = check(tmp_path, {"app.py": app})
+    assert codes(found) == [("PFX101", "app.py", 9), ("PFX101", "app.py", 14)]
+    lost = [f["impact"]["tokens_lost"] for f in found]
+    assert lost == [48, 49]  # the same words, cut into segments at other places
