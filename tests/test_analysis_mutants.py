@@ -835,3 +835,20 @@ def test_a_lambda_or_ellipsis_in_prompt_text_is_its_source_text(tmp_path: Path) 
     assert codes(found) == [("PFX101", "app.py", 9), ("PFX101", "app.py", 14)]
     lost = [f["impact"]["tokens_lost"] for f in found]
     assert lost == [48, 49]  # the same words, cut into segments at other places
+
+
+def test_a_text_method_of_a_value_of_unknown_kind_keeps_its_kind(tmp_path: Path) -> None:
+    """A configured per-request source of unknown kind, then ``.upper()`` or ``.split(";")``: the
+    value is still of unknown kind (PFX109), not a timestamp.
+    Catches: a method that is not a time method (``isoformat``, ``strftime``...) taken as one for a
+    value of unknown kind."""
+    config = '[tool.prefixlint]\ndynamic-sources = [{pattern = "plans.current_note", kind = "unknown"}]\n'
+    app = (
+        "import plans\n" + OPENAI + f"RULES = {RULES!r}\n\n\n"
+        'def ask(q):\n    system = f"Plan: {plans.current_note().upper()}\\n" + RULES\n'
+        f"    return {send('system')}\n\n\n"
+        "def ask_parts(q):\n    system = f\"Plan: {plans.current_note().split(';')}\\n\" + RULES\n"
+        f"    return {send('system')}\n"
+    )
+    found = codes(check(tmp_path, {"app.py": app, "pyproject.toml": config}))
+    assert found == [("PFX109", "app.py", 9), ("PFX109", "app.py", 14)]
