@@ -852,3 +852,47 @@ def test_a_text_method_of_a_value_of_unknown_kind_keeps_its_kind(tmp_path: Path)
     )
     found = codes(check(tmp_path, {"app.py": app, "pyproject.toml": config}))
     assert found == [("PFX109", "app.py", 9), ("PFX109", "app.py", 14)]
+
+
+LOADER = (
+    "from datetime import datetime\n\nfrom jinja2 import Environment, FileSystemLoader\n" + OPENAI + "\n"
+    'env = Environment(loader=FileSystemLoader("templates"))\n'
+)
+
+
+def test_a_file_template_rendered_at_import_time_is_a_process_value(tmp_path: Path) -> None:
+    """``SYSTEM = env.get_template("system.j2").render()`` at module level: the date the template
+    reads is fixed once per process (PFX201 on the template's line), not per request (PFX111).
+    Catches: a ``get_template(...).render()`` not taken as rendering where it stands."""
+    app = (
+        LOADER
+        + 'SYSTEM = env.get_template("system.j2").render()\n\n\n'
+        + f"def ask(q):\n    return {send('SYSTEM')}\n"
+    )
+    files = {"app.py": app, "templates/system.j2": "Today is {{ current_date }}.\n" + RULES + "\n"}
+    assert codes(check(tmp_path, files)) == [("PFX201", "templates/system.j2", 1)]
+
+
+@pytest.mark.parametrize(
+    "make", ['env.get_template("system.j2")', "Environment().from_string(TEXT)"], ids=["file", "string"]
+)
+def test_a_template_object_held_in_a_local_name(tmp_path: Path, make: str) -> None:
+    """``tpl = env.get_template(...)`` or ``tpl = Environment().from_string(TEXT)``, then
+    ``tpl.render(now=datetime.now())``: the value bound is the caller's ``datetime.now()``, and the
+    chain runs from it through the render to the call.
+    Catches: a name holding a template object not followed to the call that made it."""
+    text = "Now: {{ now }}.\n" + RULES
+    app = (
+        LOADER + f"TEXT = {text!r}\n\n\n"
+        f"def ask(q):\n    tpl = {make}\n    system = tpl.render(now=datetime.now())\n"
+        f"    return {send('system')}\n"
+    )
+    files = {"app.py": app}
+    if "get_template" in make:
+        files["templates/system.j2"] = text + "\n"
+    found = check(tmp_path, files)
+    assert codes(found) == (
+        [("PFX101", "templates/system.j2", 1)] if files.keys() - {"app.py"} else [("PFX101", "app.py", 9)]
+    )
+    assert "`datetime.now()`" in found[0]["message"]
+    assert ("app.py", 14) in steps(found[0])  # the line of ``datetime.now()``
