@@ -896,3 +896,22 @@ def test_a_template_object_held_in_a_local_name(tmp_path: Path, make: str) -> No
     )
     assert "`datetime.now()`" in found[0]["message"]
     assert ("app.py", 14) in steps(found[0])  # the line of ``datetime.now()``
+
+
+@pytest.mark.parametrize("quote", ['"', "'"], ids=["basic", "literal"])
+def test_a_template_read_from_a_toml_file_by_its_keys(tmp_path: Path, quote: str) -> None:
+    """``tomllib.load(f)["agents"]["support"]`` filled per request, the value a quoted TOML string:
+    the finding is at the placeholder's own line and column (the opening quote is not text).
+    Catches: the opening quote of a quoted TOML value counted as the value's first character."""
+    config = f"[agents]\nsupport = {quote}Today is {{today}}. {RULES}{quote}\n"
+    app = (
+        "import tomllib\nfrom datetime import datetime\nfrom pathlib import Path\n" + OPENAI + "\n\n"
+        "def ask(q):\n"
+        '    with open(Path(__file__).parent / "agents.toml", "rb") as f:\n'
+        "        data = tomllib.load(f)\n"
+        '    system = data["agents"]["support"].format(today=datetime.now())\n'
+        f"    return {send('system')}\n"
+    )
+    found = check(tmp_path, {"app.py": app, "agents.toml": config})
+    assert codes(found) == [("PFX101", "agents.toml", 2)]
+    assert found[0]["location"]["column"] == len('support = "Today is ') + 1  # 1-based
