@@ -915,3 +915,21 @@ def test_a_template_read_from_a_toml_file_by_its_keys(tmp_path: Path, quote: str
     found = check(tmp_path, {"app.py": app, "agents.toml": config})
     assert codes(found) == [("PFX101", "agents.toml", 2)]
     assert found[0]["location"]["column"] == len('support = "Today is ') + 1  # 1-based
+
+
+def test_a_method_of_an_instance_of_an_imported_class(tmp_path: Path) -> None:
+    """``from clocks import Clock``, ``clock = Clock()`` at module level, then ``clock.stamp()`` in
+    the prompt: the method of the imported class is followed to its ``datetime.now()`` (PFX101 in
+    ``clocks.py``).
+    Catches: the class of an instance not looked up in the module it is imported from."""
+    clocks = (
+        "from datetime import datetime\n\n\n"
+        "class Clock:\n    def stamp(self):\n        return datetime.now().isoformat()\n"
+    )
+    app = (
+        "from clocks import Clock\n" + OPENAI + f"RULES = {RULES!r}\n"
+        "clock = Clock()\n\n\n"
+        'def ask(q):\n    system = f"Now {clock.stamp()}.\\n" + RULES\n'
+        f"    return {send('system')}\n"
+    )
+    assert codes(check(tmp_path, {"app.py": app, "clocks.py": clocks})) == [("PFX101", "clocks.py", 6)]
