@@ -802,3 +802,141 @@ def test_prompt_file_paths_built_several_ways(tmp_path: Path) -> None:
         files[f"prompts/{name}.txt"] = f"Desk {name}.\nNow: {{now}}.\n{RULES}\n"
     found = codes(check(tmp_path, files))
     assert found == [("PFX101", f"prompts/{n}.txt", 2) for n in "abc"]
+
+
+def test_a_method_of_a_parameter_is_not_the_method_of_a_module_instance(tmp_path: Path) -> None:
+    """``stamper = Clock()`` at module level, and ``def build(stamper): ... stamper.stamp()``: inside
+    ``build`` the name is the caller's value (a ``Fixed``), not the module's ``Clock``, so only the
+    function that reads the module's instance itself has a timestamp (PFX101 at ``Clock.stamp``).
+    Catches: an instance looked up for a name bound by the caller (or not for an unbound one)."""
+    app = (
+        "from datetime import datetime\n" + OPENAI + f"RULES = {RULES!r}\n\n\n"
+        "class Clock:\n    def stamp(self):\n        return datetime.now().isoformat()\n\n\n"
+        'class Fixed:\n    def stamp(self):\n        return "v1"\n\n\n'
+        "stamper = Clock()\n\n\n"
+        'def build(stamper):\n    return f"Version {stamper.stamp()}.\\n" + RULES\n\n\n'
+        f"def ask(q):\n    system = build(Fixed())\n    return {send('system')}\n\n\n"
+        'def ask_now(q):\n    system = f"Version {stamper.stamp()}.\\n" + RULES\n'
+        f"    return {send('system')}\n"
+    )
+    found = check(tmp_path, {"app.py": app})
+    assert codes(found) == [("PFX101", "app.py", 10)]
+    assert steps(found[0])[0] == ("app.py", 31)
+
+
+def test_a_lambda_or_ellipsis_in_prompt_text_is_its_source_text(tmp_path: Path) -> None:
+    """``f"... {(lambda hit: hit.score)} ... {...}"`` after a timestamp: both print as fixed text, so
+    they count in the static tokens the timestamp makes uncacheable, as the same words written
+    out do (within a token: the text is cut into segments at other places).
+    Catches: a lambda or ``...`` taken as an unknown value (its tokens no longer counted as lost)."""
+    now = 'f"Now: {datetime.now()}.\\n" + RULES + '
+    app = (
+        "from datetime import datetime\n" + OPENAI + f"RULES = {RULES!r}\n\n\n"
+        f'def ask(q):\n    system = {now}f"Sort with {{(lambda hit: hit.score)}} and skip {{...}}."\n'
+        f"    return {send('system')}\n\n\n"
+        f'def ask_text(q):\n    system = {now}"Sort with (lambda hit: hit.score) and skip ...."\n'
+        f"    return {send('system')}\n"
+    )
+    found = check(tmp_path, {"app.py": app})
+    assert codes(found) == [("PFX101", "app.py", 9), ("PFX101", "app.py", 14)]
+    lost = [f["impact"]["tokens_lost"] for f in found]
+    assert lost[0] >= 100 and abs(lost[0] - lost[1]) <= 1  # the same words, cut at other places
+
+
+def test_a_text_method_of_a_value_of_unknown_kind_keeps_its_kind(tmp_path: Path) -> None:
+    """A configured per-request source of unknown kind, then ``.upper()`` or ``.split(";")``: the
+    value is still of unknown kind (PFX109), not a timestamp.
+    Catches: a method that is not a time method (``isoformat``, ``strftime``...) taken as one for a
+    value of unknown kind."""
+    config = '[tool.prefixlint]\ndynamic-sources = [{pattern = "plans.current_note", kind = "unknown"}]\n'
+    app = (
+        "import plans\n" + OPENAI + f"RULES = {RULES!r}\n\n\n"
+        'def ask(q):\n    system = f"Plan: {plans.current_note().upper()}\\n" + RULES\n'
+        f"    return {send('system')}\n\n\n"
+        "def ask_parts(q):\n    system = f\"Plan: {plans.current_note().split(';')}\\n\" + RULES\n"
+        f"    return {send('system')}\n"
+    )
+    found = codes(check(tmp_path, {"app.py": app, "pyproject.toml": config}))
+    assert found == [("PFX109", "app.py", 9), ("PFX109", "app.py", 14)]
+
+
+LOADER = (
+    "from datetime import datetime\n\nfrom jinja2 import Environment, FileSystemLoader\n" + OPENAI + "\n"
+    'env = Environment(loader=FileSystemLoader("templates"))\n'
+)
+
+
+def test_a_file_template_rendered_at_import_time_is_a_process_value(tmp_path: Path) -> None:
+    """``SYSTEM = env.get_template("system.j2").render()`` at module level: the date the template
+    reads is fixed once per process (PFX201 on the template's line), not per request (PFX111).
+    Catches: a ``get_template(...).render()`` not taken as rendering where it stands."""
+    app = (
+        LOADER
+        + 'SYSTEM = env.get_template("system.j2").render()\n\n\n'
+        + f"def ask(q):\n    return {send('SYSTEM')}\n"
+    )
+    files = {"app.py": app, "templates/system.j2": "Today is {{ current_date }}.\n" + RULES + "\n"}
+    assert codes(check(tmp_path, files)) == [("PFX201", "templates/system.j2", 1)]
+
+
+@pytest.mark.parametrize(
+    "make", ['env.get_template("system.j2")', "Environment().from_string(TEXT)"], ids=["file", "string"]
+)
+def test_a_template_object_held_in_a_local_name(tmp_path: Path, make: str) -> None:
+    """``tpl = env.get_template(...)`` or ``tpl = Environment().from_string(TEXT)``, then
+    ``tpl.render(now=datetime.now())``: the value bound is the caller's ``datetime.now()``, and the
+    chain runs from it through the render to the call.
+    Catches: a name holding a template object not followed to the call that made it."""
+    text = "Now: {{ now }}.\n" + RULES
+    app = (
+        LOADER + f"TEXT = {text!r}\n\n\n"
+        f"def ask(q):\n    tpl = {make}\n    system = tpl.render(now=datetime.now())\n"
+        f"    return {send('system')}\n"
+    )
+    files = {"app.py": app}
+    if "get_template" in make:
+        files["templates/system.j2"] = text + "\n"
+    found = check(tmp_path, files)
+    assert codes(found) == (
+        [("PFX101", "templates/system.j2", 1)] if files.keys() - {"app.py"} else [("PFX101", "app.py", 9)]
+    )
+    assert "`datetime.now()`" in found[0]["message"]
+    assert ("app.py", 14) in steps(found[0])  # the line of ``datetime.now()``
+
+
+@pytest.mark.parametrize("quote", ['"', "'"], ids=["basic", "literal"])
+def test_a_template_read_from_a_toml_file_by_its_keys(tmp_path: Path, quote: str) -> None:
+    """``tomllib.load(f)["agents"]["support"]`` filled per request, the value a quoted TOML string:
+    the finding is at the placeholder's own line and column (the opening quote is not text).
+    Catches: the opening quote of a quoted TOML value counted as the value's first character."""
+    rules = RULES.replace("'", "")  # a TOML literal string cannot hold its own quote
+    config = f"[agents]\nsupport = {quote}Today is {{today}}. {rules}{quote}\n"
+    app = (
+        "import tomllib\nfrom datetime import datetime\nfrom pathlib import Path\n" + OPENAI + "\n\n"
+        "def ask(q):\n"
+        '    with open(Path(__file__).parent / "agents.toml", "rb") as f:\n'
+        "        data = tomllib.load(f)\n"
+        '    system = data["agents"]["support"].format(today=datetime.now())\n'
+        f"    return {send('system')}\n"
+    )
+    found = check(tmp_path, {"app.py": app, "agents.toml": config})
+    assert codes(found) == [("PFX101", "agents.toml", 2)]
+    assert found[0]["location"]["column"] == len('support = "Today is ') + 1  # 1-based
+
+
+def test_a_method_of_an_instance_of_an_imported_class(tmp_path: Path) -> None:
+    """``from clocks import Clock``, ``clock = Clock()`` at module level, then ``clock.stamp()`` in
+    the prompt: the method of the imported class is followed to its ``datetime.now()`` (PFX101 in
+    ``clocks.py``).
+    Catches: the class of an instance not looked up in the module it is imported from."""
+    clocks = (
+        "from datetime import datetime\n\n\n"
+        "class Clock:\n    def stamp(self):\n        return datetime.now().isoformat()\n"
+    )
+    app = (
+        "from clocks import Clock\n" + OPENAI + f"RULES = {RULES!r}\n"
+        "clock = Clock()\n\n\n"
+        'def ask(q):\n    system = f"Now {clock.stamp()}.\\n" + RULES\n'
+        f"    return {send('system')}\n"
+    )
+    assert codes(check(tmp_path, {"app.py": app, "clocks.py": clocks})) == [("PFX101", "clocks.py", 6)]

@@ -330,3 +330,16 @@ def test_unsorted_json_after_a_per_request_value_is_not_reported() -> None:
     # the conversation history is append-only: it does not end the shared prefix
     history = Segment(Section.MESSAGES, static=False, kind=DynamicKind.HISTORY, label="history")
     assert run("PFX401", layout(text(LONG), history, dumped, text(LONG)))
+
+
+def test_only_a_value_of_a_known_or_unknown_kind_breaks_the_cache() -> None:
+    """``breaking_values`` skips static text, the history and a dynamic piece with no kind at all
+    (its kind is not stated, e.g. only an ordering); a value of unknown kind is still one."""
+    from prefixlint.rules.impact import breaking_values
+
+    no_kind = Segment(Section.SYSTEM, text="items", static=False, kind=None, timing=Timing.REQUEST)
+    history = value(4, "history", DynamicKind.HISTORY)
+    unknown = value(5, "note", DynamicKind.UNKNOWN)
+    lay = layout(no_kind, history, unknown, text(LONG))
+    assert [i for i, _ in breaking_values(lay)] == [2]
+    assert codes(layout(no_kind, text(LONG))) == []

@@ -30,3 +30,13 @@ def test_replace_table_round_trip() -> None:
     doc = f"intro\n{START}\nstale\n{END}\noutro\n"
     new = replace_table(doc, rules_table())
     assert table_in(new) == rules_table() and new.startswith("intro\n") and new.endswith(f"{END}\noutro\n")
+
+
+def test_a_rule_code_must_look_like_pfx_and_three_digits() -> None:
+    """A rule class whose code is not ``PFX`` and three digits is refused when it is defined."""
+    import pytest
+
+    from prefixlint.rules.base import Rule
+
+    with pytest.raises(ValueError, match="must look like PFX123"):
+        type("BadCode", (Rule,), {"code": "PFX12", "name": "bad-code", "check": lambda self, lay, ctx: []})

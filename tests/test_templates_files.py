@@ -180,3 +180,13 @@ def test_suppressions_in_other_styles():
     plain = "Today is {today}. <!-- prefixlint: ignore[PFX101] -->\n# prefixlint: ignore\n{user}\n"
     assert template_suppressions(plain, "format") == {1: {"PFX101"}, 3: None}
     assert template_suppressions("x\r\n{# prefixlint: ignore #}\r\n{{ y }}", "jinja") == {3: None}
+
+
+def test_header_model_with_a_router_prefix():
+    """``model: router/vendor/name``: only the first part is the router's; the rest names the model."""
+    from prefixlint.analysis.templates.prompty import meta_from
+
+    routed = meta_from({"model": "openrouter/anthropic/claude-3-5-sonnet"})
+    assert (routed.provider, routed.model) == ("anthropic", "anthropic/claude-3-5-sonnet")
+    plain = meta_from({"model": "anthropic/claude-3-5-sonnet"})
+    assert (plain.provider, plain.model) == ("anthropic", "claude-3-5-sonnet")

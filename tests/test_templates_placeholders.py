@@ -169,3 +169,21 @@ def test_process_timing_from_binding_is_kept():
 def test_unknown_style_is_rejected():
     with pytest.raises(ValueError, match="unknown template style"):
         render("x", "handlebars")
+
+
+@pytest.mark.parametrize(
+    ("call", "kind"),
+    [
+        ('{{formatDate today "short"}}', DynamicKind.TIMESTAMP),
+        ("{{truncate user_name length=10}}", DynamicKind.USER_IDENTITY),
+        ('{{pick "docs" style=today}}', None),
+    ],
+)
+def test_handlebars_helper_call_is_classified_by_its_positional_arguments(call: str, kind) -> None:
+    """``{{helper arg "text" key=value}}``: the value is what its unquoted positional arguments are;
+    quoted strings and ``key=value`` options are fixed text (a helper with none of them: static)."""
+    r = render(f"A {call} B", "mustache")
+    if kind is None:
+        assert shape(r) == [(True, "A  B")]
+    else:
+        assert shape(r) == [(True, "A "), (False, kind), (True, " B")]
