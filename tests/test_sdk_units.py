@@ -344,3 +344,16 @@ def test_breakpoint_choice_keeps_the_api_rules() -> None:
         pieces[4],
     ]
     assert choose(odd, rules, "1h") == [(0, "5m"), (1, "5m"), (2, "5m")]  # the system one demoted
+    # no system prompt, no tools: the history and the last stable block still get theirs
+    bare = pieces[2:5]
+    assert choose(bare, rules) == [(1, "5m"), (2, "5m")]
+    assert choose(bare, rules, "1h") == [(1, "5m"), (2, "5m")]  # 1h is for tools and system only
+    # the minimum is inclusive: a block that ends exactly at it is cached
+    exact = [replace(pieces[1], end=rules.min_cacheable_tokens)]
+    assert choose(exact, rules) == [(0, "5m")]
+    assert choose([replace(exact[0], end=rules.min_cacheable_tokens - 1)], rules) == []
+    # a tools-section piece that is not a tool definition (``tool_choice``) is not a tool breakpoint
+    choice = [replace(pieces[0], path="tool_choice"), pieces[1]]
+    assert choose(choice, rules, "1h") == [(1, "1h")]
+    # one breakpoint allowed: the last candidate
+    assert choose(pieces, replace(rules, max_breakpoints=1), "1h") == [(4, "5m")]
