@@ -557,3 +557,30 @@ def test_chat_stream_helper_is_accounted_through_create(server: ProviderServer) 
         await aclient.close()
 
     asyncio.run(run())
+
+
+def test_after_an_internal_error_the_request_keeps_its_tenant_key_as_derived(
+    server: ProviderServer, monkeypatch
+) -> None:
+    """Preparing fails: the request goes out as given plus the tenant's key (no prefix in it), the
+    caller's own key or extra fields are kept, and a custom key function is never second-guessed."""
+    from prefixlint.sdk.tenancy import derive_prompt_cache_key
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("simulated prefixlint bug")
+
+    monkeypatch.setattr("prefixlint.sdk.state.rewrite", broken)
+    client = _client(server, [], tenant="acme")
+    secret = client._prefixlint_state.secret
+    client.chat.completions.create(model="gpt-4o", messages=_msgs("a"), extra_body={"user_field": 1})
+    client.chat.completions.create(model="gpt-4o", messages=_msgs("b"), prompt_cache_key="mine")
+    client.chat.completions.create(model="gpt-4o", messages=_msgs("c"), extra_body={"prompt_cache_key": "eb"})
+    first, given, in_extra = server.requests
+    assert first["prompt_cache_key"] == derive_prompt_cache_key("acme", "", secret)
+    assert first["user_field"] == 1
+    assert given["prompt_cache_key"] == "mine"
+    assert in_extra["prompt_cache_key"] == "eb"
+
+    custom = _client(server, [], key="k2", tenant="acme", cache_key_fn=lambda info: "custom")
+    custom.chat.completions.create(model="gpt-4o", messages=_msgs("d"))
+    assert "prompt_cache_key" not in server.requests[-1]
