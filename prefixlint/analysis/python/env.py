@@ -33,3 +33,20 @@ class Env:
 
     def deeper(self, **kw: object) -> Env:
         return evolve(self, depth=self.depth + 1, **kw)  # type: ignore[arg-type]
+
+    def callee(
+        self, mod: ModuleInfo, func: cst.FunctionDef, cls: ClassInfo | None, at: cst.CSTNode, **kw: object
+    ) -> Env:
+        """Inside ``func`` (called from here), evaluated per request at node ``at`` of ``mod``.
+
+        ``kw`` sets the call's ``bindings``, ``self_binds`` or ``arg_nodes``."""
+        return Env(
+            mod=mod,
+            func=func,
+            cls=cls,
+            timing=Timing.REQUEST,
+            pos=mod.pos(at),
+            depth=self.depth + 1,
+            active=(*self.active, id(func)),
+            **kw,  # type: ignore[arg-type]
+        )

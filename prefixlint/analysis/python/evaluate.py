@@ -832,17 +832,7 @@ class Evaluator(TemplateMixin, MessagesMixin, KindsMixin):
         if not returns:
             return [] if what != "text" else [static("", fmod.loc(fdef))]
         ret = returns[-1]
-        sub = Env(
-            mod=fmod,
-            func=fdef,
-            cls=cls,
-            bindings=binds,
-            timing=Timing.REQUEST,
-            pos=fmod.pos(ret),
-            depth=env.depth + 1,
-            active=(*env.active, id(fdef)),
-            self_binds=self_binds or {},
-        )
+        sub = env.callee(fmod, fdef, cls, ret, bindings=binds, self_binds=self_binds or {})
         if what == "text":
             # Several returns: report what the code can do, i.e. the alternative that costs most.
             options = [

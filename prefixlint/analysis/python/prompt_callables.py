@@ -43,16 +43,7 @@ def returned_value(
     if not returns or returns[-1].value is None:
         return None
     ret = returns[-1]
-    sub = Env(
-        mod=fmod,
-        func=fdef,
-        cls=cls,
-        timing=Timing.REQUEST,
-        pos=fmod.pos(ret),
-        depth=env.depth + 1,
-        active=(*env.active, id(fdef)),
-    )
-    return ret.value, sub  # type: ignore[return-value]
+    return ret.value, env.callee(fmod, fdef, cls, ret)  # type: ignore[return-value]
 
 
 def prompt_messages(ev: Evaluator, node: cst.BaseExpression, env: Env) -> list[Msg] | None:

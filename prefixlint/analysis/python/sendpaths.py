@@ -19,7 +19,7 @@ from prefixlint.analysis.python.collect import CallSite, ModuleInfo
 from prefixlint.analysis.python.env import Env
 from prefixlint.analysis.python.sinks import match_sink
 from prefixlint.analysis.python.sources import dotted_name
-from prefixlint.model.layout import Layout, Timing
+from prefixlint.model.layout import Layout
 from prefixlint.model.settings import Settings
 from prefixlint.plugins import SinkSpec
 
@@ -95,16 +95,13 @@ def inline_layouts(
         ev.dependencies.add(fn.mod.path)
     out: list[Layout] = []
     for site, target in sites:
-        inner = Env(
-            mod=fn.mod,
-            func=fn.fdef,
-            cls=fn.cls,
+        inner = env.callee(
+            fn.mod,
+            fn.fdef,
+            fn.cls,
+            site.node,
             bindings=binds,
             arg_nodes=nodes,
-            timing=Timing.REQUEST,
-            pos=fn.mod.pos(site.node),
-            depth=env.depth + 1,
-            active=(*env.active, id(fn.fdef)),
             self_binds=fn.self_binds or {},
         )
         if isinstance(target, SinkSpec):
