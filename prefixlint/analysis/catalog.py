@@ -268,9 +268,15 @@ _WEAK_WORDS = {"name", "date", "time", "output", "input", "text", "message", "co
 
 
 @cache
+def catalog_toml() -> dict:
+    """``data/catalog.toml`` as parsed, once per process (the catalog and the sinks both read it)."""
+    return tomllib.loads(resources.files("prefixlint.model.data").joinpath("catalog.toml").read_text("utf-8"))
+
+
+@cache
 def builtin_catalog() -> Catalog:
     """The catalog shipped in ``data/catalog.toml``."""
-    raw = tomllib.loads(resources.files("prefixlint.model.data").joinpath("catalog.toml").read_text("utf-8"))
+    raw = catalog_toml()
     calls = {DynamicKind(k): list(v) for k, v in raw["calls"].items()}
     names = {DynamicKind(k): set(v) for k, v in raw["names"].items()}
     process = raw.get("process", {})

@@ -3,18 +3,12 @@
 from __future__ import annotations
 
 import fnmatch
-import sys
 from functools import cache
-from importlib import resources
 
+from prefixlint.analysis.catalog import catalog_toml
 from prefixlint.analysis.python.collect import ModuleInfo
 from prefixlint.model.settings import Settings
 from prefixlint.plugins import Plugin, SinkSpec, load_plugins
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
 
 
 def sink_specs(settings: Settings) -> list[SinkSpec]:
@@ -39,16 +33,10 @@ def sink_specs(settings: Settings) -> list[SinkSpec]:
 
 
 @cache
-def _catalog_data() -> dict:
-    text = resources.files("prefixlint.model.data").joinpath("catalog.toml").read_text("utf-8")
-    return tomllib.loads(text)
-
-
-@cache
 def catalog_sinks() -> tuple[SinkSpec, ...]:
     """The ``[[sinks]]`` of ``data/catalog.toml`` (google-genai, agent frameworks...)."""
     out = []
-    for raw in _catalog_data().get("sinks", []):
+    for raw in catalog_toml().get("sinks", []):
         out.append(
             SinkSpec(
                 name=raw["name"],
@@ -70,7 +58,7 @@ def catalog_sinks() -> tuple[SinkSpec, ...]:
 @cache
 def system_prompt_keywords() -> frozenset[str]:
     """Keyword arguments that hold a system prompt whatever the callee (``system_prompt=``)."""
-    return frozenset(_catalog_data().get("system-prompt-arguments", {}).get("keywords", ()))
+    return frozenset(catalog_toml().get("system-prompt-arguments", {}).get("keywords", ()))
 
 
 @cache

@@ -13,8 +13,6 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from prefixlint.analysis.templates.emit import Frame, RenderContext
 from prefixlint.model.layout import DynamicKind, Section, Segment, SourceLocation
 
@@ -63,6 +61,8 @@ def split_front_matter(text: str) -> FrontMatter:
         if lines[i].strip() == "---":
             header = "\n".join(lines[1:i])
             fm = FrontMatter(body="\n".join(lines[i + 1 :]), body_line_offset=i + 1)
+            import yaml  # only a text with front matter needs it (a Python string seldom has one)
+
             try:
                 data = yaml.safe_load(header)
             except yaml.YAMLError as exc:

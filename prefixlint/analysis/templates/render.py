@@ -52,7 +52,6 @@ def render_template(
 ) -> tuple[TemplateResult, PromptMeta]:
     """:func:`render_segments` plus what a prompt file's front matter says (provider, model, samples)."""
     from prefixlint.analysis.templates import placeholders
-    from prefixlint.analysis.templates.jinja import JinjaRenderer
 
     if style not in STYLES:
         raise ValueError(f"unknown template style {style!r}; expected one of {', '.join(STYLES)}")
@@ -78,6 +77,8 @@ def render_template(
     file = _file_of(path, base, embedded)
     meta = PromptMeta()
     if style == "jinja":
+        from prefixlint.analysis.templates.jinja import JinjaRenderer  # jinja2 only for Jinja
+
         JinjaRenderer(ctx).render(text, frame, file)
     elif style == "prompty":
         meta = render_prompty(ctx, text, frame, file)
