@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import fnmatch
 
-from prefixlint.analysis.catalog import call_matches, catalog_for
+from prefixlint.analysis.catalog import Catalog, call_matches, catalog_for
+from prefixlint.model.layout import DynamicKind
 
 
 def reference(dotted: str, pattern: str) -> bool:
@@ -31,3 +32,38 @@ def test_every_catalog_pattern_matches_as_fnmatch_does() -> None:
     assert call_matches("dt.datetime.now", "datetime.now")
     assert not call_matches("mydatetime.now", "datetime.now")
     assert call_matches("app.get_settings", "*.get_settings")
+
+
+def _first_match(cat: Catalog, dotted: str) -> DynamicKind | None:
+    """The catalog's rule without its index: the first entry, in order, that the name matches."""
+    for kind, patterns in cat.calls.items():
+        for pattern in patterns:
+            if call_matches(dotted, pattern):
+                return kind
+    return None
+
+
+def test_classify_call_tries_entries_by_last_part_in_catalog_order() -> None:
+    cat = Catalog(
+        calls={
+            DynamicKind.TIMESTAMP: ["*.now", "x.y.stamp", "np.random.*"],
+            DynamicKind.RANDOM: ["now", "*stamp", "*.now_?"],
+        }
+    )
+    cases = {
+        "dt.now": DynamicKind.TIMESTAMP,  # both kinds end in ``now``: the first entry wins
+        "now": DynamicKind.RANDOM,  # ``*.now`` needs a dot before it
+        "z.x.y.stamp": DynamicKind.TIMESTAMP,
+        "stamp": DynamicKind.RANDOM,  # only the unkeyed ``*stamp`` matches
+        "mystamp": DynamicKind.RANDOM,
+        "np.random.rand": DynamicKind.TIMESTAMP,  # a glob without a fixed last part
+        "clock.now_x": DynamicKind.RANDOM,
+        "y.stamps": None,
+        "nowhere": None,
+    }
+    assert {name: cat.classify_call(name) for name in cases} == cases
+    assert all(_first_match(cat, name) == kind for name, kind in cases.items())
+    built = catalog_for(None)
+    names = {p.replace("*", "x").replace("?", "q") for ps in built.calls.values() for p in ps}
+    names |= {"a." + n for n in names} | {n.rsplit(".", 1)[-1] for n in names}
+    assert [n for n in names if built.classify_call(n) != _first_match(built, n)] == []

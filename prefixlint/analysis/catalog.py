@@ -101,6 +101,10 @@ class Catalog:
     _calls_seen: dict[str, DynamicKind | None] = field(default_factory=dict, repr=False, compare=False)
     _prompt_names_seen: dict[str, bool] = field(default_factory=dict, repr=False, compare=False)
     _prompt_regex: re.Pattern[str] | None = field(default=None, repr=False, compare=False)
+    # ``calls`` by the last part a matching name must end in; entries without one are under ""
+    _call_index: dict[str, list[tuple[int, DynamicKind, str]]] = field(
+        default_factory=dict, repr=False, compare=False
+    )
 
     def classify_call(self, dotted: str) -> DynamicKind | None:
         """The kind of value a call such as ``datetime.now`` or ``store.similarity_search`` yields."""
@@ -114,11 +118,29 @@ class Catalog:
         return seen[dotted]
 
     def _classify_call(self, dotted: str) -> DynamicKind | None:
+        """The kind of the first entry of ``calls`` (in order) that ``dotted`` matches; only the
+        entries whose last part is ``dotted``'s, and those without a fixed last part, are tried."""
+        index = self._call_index or self._index_calls()
+        tried = [*index.get(dotted.rsplit(".", 1)[-1], ()), *index.get("", ())]
+        tried.sort(key=lambda entry: entry[0])
+        for _order, kind, pattern in tried:
+            if call_matches(dotted, pattern):
+                return kind
+        return None
+
+    def _index_calls(self) -> dict[str, list[tuple[int, DynamicKind, str]]]:
+        """``name``, ``a.name`` and ``*.name`` match only a dotted name whose last part is ``name``
+        (see :func:`call_matches`); any other glob is kept under ""."""
+        index = self._call_index
+        order = 0
         for kind, patterns in self.calls.items():
             for pattern in patterns:
-                if call_matches(dotted, pattern):
-                    return kind
-        return None
+                plain = pattern[1:] if pattern.startswith("*.") else pattern
+                key = "" if plain.startswith("*") or _GLOB.search(plain) else plain.rsplit(".", 1)[-1]
+                index.setdefault(key, []).append((order, kind, pattern))
+                order += 1
+        index.setdefault("", [])
+        return index
 
     def granularity_of_call(self, dotted: str) -> Granularity | None:
         """How often the time value a call returns changes (``date.today`` -> DAY)."""
