@@ -39,6 +39,7 @@ class ProjectContext:
         self._paths: list[Path] = []
         self._resolved_paths: dict[Path, str] = {}
         self._files: dict[tuple[str, str, int], Path | None] = {}
+        self._listings: dict[str, frozenset[str]] = {}
         # per-run function summaries (which helpers send a prompt, what a parameter's callers pass),
         # by summary name; cleared when a file changes on disk
         self.summaries: dict[str, dict] = {}
@@ -112,29 +113,46 @@ class ProjectContext:
 
     def _module_file(self, importer: str, module: str, level: int) -> Path | None:
         parts = [p for p in module.split(".") if p]
-        bases: list[Path] = []
-        here = Path(resolved(importer)).parent
+        bases: list[str] = []
+        here = os.path.dirname(resolved(importer))
         if level > 0:
             base = here
             for _ in range(level - 1):
-                base = base.parent
+                base = os.path.dirname(base)
             bases.append(base)
         else:
-            bases.extend([self.root, here])
+            root = str(self.root)
+            bases.extend([root, here])
             # a package directory above the importer: ``import harbor.prompts`` from harbor/agent.py
-            for parent in here.parents:
-                bases.append(parent)
+            for parent in Path(here).parents:
+                bases.append(str(parent))
                 if parent == self.root or len(bases) > 8:
                     break
-            src = self.root / "src"
-            if src.is_dir():
+            src = os.path.join(root, "src")
+            if self._listed(root, "src"):
                 bases.append(src)
         for base in bases:
-            target = base.joinpath(*parts) if parts else base
-            for cand in (target.with_suffix(".py") if parts else None, target / "__init__.py"):
-                if cand is not None and cand.is_file():
-                    return cand
+            target = os.path.join(base, *parts) if parts else base
+            if parts and self._listed(os.path.dirname(target), parts[-1] + ".py"):
+                return Path(target + ".py")
+            if self._listed(target, "__init__.py"):
+                return Path(target) / "__init__.py"
         return None
+
+    def _listed(self, folder: str, name: str) -> bool:
+        """``folder/name`` exists as a file (or, for ``src``, a folder): one listing per folder per run
+        answers most questions, so a failed lookup costs no ``stat``."""
+        names = self._listings.get(folder)
+        if names is None:
+            try:
+                names = frozenset(os.listdir(folder))
+            except OSError:
+                names = frozenset()
+            self._listings[folder] = names
+        if name not in names:
+            return False
+        full = os.path.join(folder, name)
+        return os.path.isdir(full) if name == "src" else os.path.isfile(full)
 
     def load(self, path: Path | str) -> ModuleInfo | None:
         """The collected module at ``path`` (None when unreadable or unparsable)."""
