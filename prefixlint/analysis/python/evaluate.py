@@ -15,7 +15,7 @@ from typing import NamedTuple
 import libcst as cst
 
 from prefixlint.analysis.catalog import Catalog
-from prefixlint.analysis.python import fixes, records, timegrain
+from prefixlint.analysis.python import branches, fixes, records, timegrain
 from prefixlint.analysis.python.callers import param_from_callers
 from prefixlint.analysis.python.collect import ClassInfo, ModuleInfo, evaluated
 from prefixlint.analysis.python.constants import table_item
@@ -340,6 +340,8 @@ class Evaluator(TemplateMixin, MessagesMixin, KindsMixin):
     def _replay_text(self, ops: list, env: Env, seed: list[Segment] | None = None) -> list[Segment]:
         segs: list[Segment] = list(seed or ())
         for op in ops:
+            if op.conditional and branches.dead(self, op, env):
+                continue  # under ``if flag:`` with ``flag`` false for this call
             sub = env.at(op.pos)
             if op.kind == "assign":
                 new = self.text(op.value, sub)

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from prefixlint.analysis.python import fixes
+from prefixlint.analysis.python import branches, fixes
 from prefixlint.analysis.python.collect import evaluated
 from prefixlint.analysis.python.env import Env
 from prefixlint.analysis.python.resolve import find_param, local_ops, ops_before
@@ -497,6 +497,8 @@ class MessagesMixin:
     def _replay_items(self, ops: list, env: Env) -> list[list[Segment]]:
         out: list[list[Segment]] = []
         for op in ops:
+            if op.conditional and branches.dead(self, op, env):  # type: ignore[arg-type]
+                continue  # under ``if flag:`` with ``flag`` false for this call
             sub = env.at(op.pos)
             if op.kind == "assign":
                 out = self.items(op.value, sub)
