@@ -97,6 +97,9 @@ class Catalog:
     call_cardinality: dict[Cardinality, list[str]] = field(default_factory=dict)
     flag_prefixes: tuple[str, ...] = ()
     objects: tuple[ObjectSpec, ...] = ()
+    # content nouns (``feedback``, ``question``) and persons (``user``) of compound names
+    content_words: frozenset[str] = frozenset()
+    person_words: frozenset[str] = frozenset()
     # answers already given (the same few names are asked about in every file)
     _calls_seen: dict[str, DynamicKind | None] = field(default_factory=dict, repr=False, compare=False)
     _prompt_names_seen: dict[str, bool] = field(default_factory=dict, repr=False, compare=False)
@@ -208,14 +211,15 @@ class Catalog:
             if last in words:
                 return kind, 0.9
         parts = [p for p in re.split(r"_+", last) if p]
-        for kind in (
-            DynamicKind.TIMESTAMP,
-            DynamicKind.IDENTIFIER,
-            DynamicKind.USER_IDENTITY,
-            DynamicKind.RETRIEVED_CONTEXT,
-            DynamicKind.MEMORY,
-            DynamicKind.HISTORY,
-        ):
+        head = self._head_kind(parts)
+        if head is not None:
+            return head, 0.6
+        content = [i for i, p in enumerate(parts) if p in self.content_words]
+        if content and any(p in self.person_words for p in parts[: content[-1]]):
+            return DynamicKind.USER_INPUT, 0.6  # ``user_feedback``: what a person wrote
+        for kind in _MODIFIER_KINDS:
+            if content and kind is DynamicKind.USER_IDENTITY:
+                continue  # ``tool_feedback_for_user``: text, whoever it is about
             words = self.names.get(kind, set())
             for i in range(len(parts)):
                 for j in range(len(parts), i, -1):
@@ -224,6 +228,19 @@ class Catalog:
                             continue
                         return kind, 0.6
         return None, 0.0
+
+    def _head_kind(self, parts: list[str]) -> DynamicKind | None:
+        """The kind of a compound name's head noun: its longest tail of words that is a name of the
+        catalog (``retrieved_docs`` -> documents, ``current_user_id`` -> a user id). A single word too
+        common to say anything (``text``, ``name``) is no head."""
+        for i in range(1, len(parts)):
+            tail = "_".join(parts[i:])
+            if i == len(parts) - 1 and tail in _WEAK_WORDS:
+                return None
+            for kind in _HEAD_KINDS:
+                if tail in self.names.get(kind, ()):
+                    return kind
+        return None
 
     def is_prompt_name(self, name: str) -> bool:
         """True when a name says it holds a prompt (``SYSTEM_PROMPT``, ``agent_instructions``...)."""
@@ -265,6 +282,8 @@ class Catalog:
             call_cardinality=self.call_cardinality,
             flag_prefixes=self.flag_prefixes,
             objects=self.objects,
+            content_words=self.content_words,
+            person_words=self.person_words,
         )
 
 
@@ -287,6 +306,20 @@ def _lookup_words(name: str, table: dict[str, _V]) -> _V | None:
 
 # Words too common to classify a longer name on their own (``run_name``, ``tool_output_format``).
 _WEAK_WORDS = {"name", "date", "time", "output", "input", "text", "message", "content", "state", "host"}
+# Kinds a word inside a longer name can give it (a modifier: ``chat_history_window``)...
+_MODIFIER_KINDS = (
+    DynamicKind.TIMESTAMP,
+    DynamicKind.IDENTIFIER,
+    DynamicKind.USER_IDENTITY,
+    DynamicKind.RETRIEVED_CONTEXT,
+    DynamicKind.MEMORY,
+    DynamicKind.HISTORY,
+)
+# ... and its head noun. User input is told by a content noun that a person qualifies
+# (``user_feedback``), not by a head alone: ``current_task`` or ``search_query`` may come from
+# anywhere; environment, tool and random words are too often something else at the end of a name
+# (``base_env``, ``model_outputs``).
+_HEAD_KINDS = _MODIFIER_KINDS
 
 
 @cache
@@ -318,6 +351,8 @@ def builtin_catalog() -> Catalog:
         call_cardinality={Cardinality(k): list(v) for k, v in card.get("calls", {}).items()},
         flag_prefixes=tuple(card.get("flag_prefixes", ())),
         objects=tuple(_object_spec(o) for o in raw.get("objects", ())),
+        content_words=frozenset(raw.get("words", {}).get("content", ())),
+        person_words=frozenset(raw.get("words", {}).get("persons", ())),
     )
 
 

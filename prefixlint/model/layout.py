@@ -177,6 +177,10 @@ class Segment:
     cardinality: Cardinality | None = None
     # Fixes an analyzer can offer for this segment (e.g. add sort_keys, move to the last user turn).
     fixes: tuple[Fix, ...] = ()
+    # For an object built by a constructor the analyzer can read (a dataclass, a NamedTuple, a class
+    # whose ``__init__`` sets ``self.x``): what each attribute holds, so that ``result.answer`` is the
+    # argument bound to ``answer``, not whatever the other arguments are. Empty for other values.
+    attributes: tuple[tuple[str, tuple[Segment, ...]], ...] = ()
 
     @property
     def dynamic(self) -> bool:

@@ -15,7 +15,7 @@ from typing import NamedTuple
 import libcst as cst
 
 from prefixlint.analysis.catalog import Catalog
-from prefixlint.analysis.python import fixes, timegrain
+from prefixlint.analysis.python import branches, fixes, records, timegrain
 from prefixlint.analysis.python.callers import param_from_callers
 from prefixlint.analysis.python.collect import ClassInfo, ModuleInfo, evaluated
 from prefixlint.analysis.python.constants import table_item
@@ -29,6 +29,7 @@ from prefixlint.analysis.python.pieces import decode_literal
 from prefixlint.analysis.python.project import ProjectContext
 from prefixlint.analysis.python.resolve import annotation_name, find_param, local_ops, ops_before
 from prefixlint.analysis.python.sources import (
+    GATHER,
     PASS_THROUGH_FUNCS,
     PASS_THROUGH_METHODS,
     SET_TYPES,
@@ -339,6 +340,8 @@ class Evaluator(TemplateMixin, MessagesMixin, KindsMixin):
     def _replay_text(self, ops: list, env: Env, seed: list[Segment] | None = None) -> list[Segment]:
         segs: list[Segment] = list(seed or ())
         for op in ops:
+            if op.conditional and branches.dead(self, op, env):
+                continue  # under ``if flag:`` with ``flag`` false for this call
             sub = env.at(op.pos)
             if op.kind == "assign":
                 new = self.text(op.value, sub)
@@ -417,6 +420,8 @@ class Evaluator(TemplateMixin, MessagesMixin, KindsMixin):
         if is_static(base_segs):
             return [static(env.mod.source(node), loc)]
         d = next(s for s in base_segs if not s.static)
+        if d.attributes:  # an object built by a constructor in view: the argument bound to ``attr``
+            return records.attribute(d, node.attr.value, env.mod.source(node), loc)
         kind = d.kind or DynamicKind.UNKNOWN
         seg = named(
             self.catalog,
@@ -606,6 +611,9 @@ class Evaluator(TemplateMixin, MessagesMixin, KindsMixin):
                 return got
         if local_fn is not None:
             return with_chain(self.call_function(*local_fn[:3], node, env, "text", local_fn.self_binds), loc)
+        built = records.record(self, node, env)
+        if built is not None:  # ``Result(answer=..., seconds=...)``: each attribute holds its argument
+            return built
         if dotted in ("json.dumps", "dumps") or dotted.endswith(".dumps"):
             return self._json_dumps(node, env)
         if (
@@ -629,6 +637,8 @@ class Evaluator(TemplateMixin, MessagesMixin, KindsMixin):
             return self.conversion(node, last, env)
         if last in ("sorted", "list", "tuple") and args:
             return self.text(args[0].value, env)
+        if dotted in GATHER and args:  # ``await asyncio.gather(*calls)``: the list of their results
+            return [s for arg in args for s in self.text(arg.value, env)]
         if last == "Path" or dotted.endswith("path.join"):
             return [static(env.mod.source(node), loc)]
         if dotted in CONVERSIONS and args:
@@ -839,7 +849,7 @@ class Evaluator(TemplateMixin, MessagesMixin, KindsMixin):
                 self.text(r.value, evolve(sub, pos=fmod.pos(r)))  # type: ignore[arg-type]
                 for r in returns[-4:]
             ]
-            segs = max(reversed(options), key=static_after_break)
+            segs = records.merged(options, max(reversed(options), key=static_after_break))
             return mark(segs, conditional=True) if len(returns) > 1 and not is_static(segs) else segs
         if what == "messages":
             return self.message_list(ret.value, sub)

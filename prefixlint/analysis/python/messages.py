@@ -11,11 +11,19 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from prefixlint.analysis.python import fixes
+from prefixlint.analysis.python import branches, fixes
 from prefixlint.analysis.python.collect import evaluated
 from prefixlint.analysis.python.env import Env
 from prefixlint.analysis.python.resolve import find_param, local_ops, ops_before
-from prefixlint.analysis.python.sources import dotted_name, dynamic, is_static, mark, name_kind, static
+from prefixlint.analysis.python.sources import (
+    GATHER,
+    dotted_name,
+    dynamic,
+    is_static,
+    mark,
+    name_kind,
+    static,
+)
 from prefixlint.model.layout import (
     CacheControl,
     DynamicKind,
@@ -266,6 +274,8 @@ class MessagesMixin:
             if role == "history":
                 return [self._history(node, env, "history")]
             return [Msg(role, self.content(node.elements[1].value, env), loc)]
+        if isinstance(node, cst.Await):
+            return self.items(node.expression, env)
         if isinstance(node, cst.Call):
             name = dotted_name(node.func)
             last = name.rsplit(".", 1)[-1]
@@ -438,6 +448,8 @@ class MessagesMixin:
             if node.value in env.mod.assigns:
                 value = env.mod.assigns[node.value]
                 return self.items(value, self.module_env(env.mod).at(env.mod.pos(value)))
+        if isinstance(node, cst.Await):
+            return self.items(node.expression, env)
         if isinstance(node, cst.Call):
             name = dotted_name(node.func)
             last = name.rsplit(".", 1)[-1]
@@ -454,6 +466,8 @@ class MessagesMixin:
                 ]
             if last in ("list", "tuple", "reversed", "enumerate") and node.args:
                 return self.items(node.args[0].value, env)
+            if name in GATHER and node.args:  # ``asyncio.gather(*calls)``: one result per call
+                return [item for a in node.args for item in self.items(a.value, env)]
             if last == "zip" and node.args:
                 return [seg for a in node.args for seg in self.items(a.value, env)]
             if last == "range":
@@ -483,6 +497,8 @@ class MessagesMixin:
     def _replay_items(self, ops: list, env: Env) -> list[list[Segment]]:
         out: list[list[Segment]] = []
         for op in ops:
+            if op.conditional and branches.dead(self, op, env):  # type: ignore[arg-type]
+                continue  # under ``if flag:`` with ``flag`` false for this call
             sub = env.at(op.pos)
             if op.kind == "assign":
                 out = self.items(op.value, sub)

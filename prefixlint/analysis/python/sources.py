@@ -68,6 +68,8 @@ PASS_THROUGH_METHODS = {
     "json",
 }
 PASS_THROUGH_FUNCS = {"str", "textwrap.dedent", "dedent", "inspect.cleandoc", "cleandoc", "format", "f"}
+# Calls that return the list of their arguments' results (``await asyncio.gather(*calls)``).
+GATHER = frozenset({"asyncio.gather", "gather"})
 SET_TYPES = {
     "set",
     "frozenset",

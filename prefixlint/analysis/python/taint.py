@@ -91,7 +91,7 @@ def derive(
     told = relabel or new_kind is not d.kind or grain is not d.granularity
     if pure and (not same_line or not told):
         # the conversion keeps the value: report it where it was made, under its own name
-        return [evolve(d, kind=new_kind, granularity=grain, cardinality=card)]
+        return [evolve(d, kind=new_kind, granularity=grain, cardinality=card, attributes=())]
     chain = d.chain
     if not same_line and d.location is not None:
         chain = (d.location, *d.chain)
@@ -109,5 +109,6 @@ def derive(
             confidence=d.confidence if pure else min(d.confidence, 0.6),
             fixes=d.fixes if same_line else (),
             conditional=any(s.conditional for s in inputs if not s.static),
+            attributes=(),  # a value computed from an object is not that object
         )
     ]
