@@ -52,6 +52,7 @@ TESTS = {
         "tests/test_python_positions.py",
         "tests/test_python_analysis.py",
         "tests/test_analysis_mutants.py",
+        "tests/test_mutants_python_core.py",
         "tests/test_rule_examples.py",
         "tests/test_value_flow.py",
         "tests/test_interprocedural.py",
