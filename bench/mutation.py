@@ -49,8 +49,10 @@ STATE = ROOT / "bench" / ".mutation-state.jsonl"
 # The fast tests that cover each folder, the quickest and most likely to fail first (-x stops there).
 TESTS = {
     "prefixlint/analysis/python/": [
+        "tests/test_python_positions.py",
         "tests/test_python_analysis.py",
         "tests/test_analysis_mutants.py",
+        "tests/test_mutants_python_core.py",
         "tests/test_rule_examples.py",
         "tests/test_value_flow.py",
         "tests/test_interprocedural.py",

@@ -171,3 +171,12 @@ def test_walk_falls_back_to_every_field_when_type_hints_cannot_be_read(monkeypat
     assert got.name_uses == expected.name_uses
     assert [type(c.node).__name__ for c in got.calls] == [type(c.node).__name__ for c in expected.calls]
     assert set(got.functions) == set(expected.functions) and got.imports == expected.imports
+
+
+def test_a_node_is_placed_by_searching_its_statement_not_by_a_full_pass() -> None:
+    """A node of a statement whose text occurs once is placed from that statement's codegen alone:
+    the module is never regenerated whole (the point of :class:`LazyPositions`)."""
+    info = parse_module("m.py", SOURCES["parenthesized continuation"])
+    loc = info.loc(info.assign_targets["z"])
+    assert loc is not None and (loc.line, loc.col) == (6, 14)
+    assert info.positions._placed_extent(id(info.module)) is None

@@ -1129,30 +1129,10 @@ def _first_dynamic_item(items: list[list[Segment]]) -> list[Segment]:
     return mark(items[0], repeated=True) if items else []
 
 
-def _returns(fdef: cst.FunctionDef, mod: ModuleInfo | None = None) -> list[cst.Return]:
-    """``return <value>`` statements of ``fdef`` (collected by :mod:`.collect` when ``mod`` holds it)."""
-    if mod is not None:
-        got = mod.returns.get(fdef)
-        if got is not None:
-            return got
-    out: list[cst.Return] = []
-
-    class _V(cst.CSTVisitor):
-        def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-            return node is fdef
-
-        def visit_ClassDef(self, node: cst.ClassDef) -> bool:
-            return False
-
-        def visit_Lambda(self, node: cst.Lambda) -> bool:
-            return False
-
-        def visit_Return(self, node: cst.Return) -> None:
-            if node.value is not None:
-                out.append(node)
-
-    fdef.visit(_V())
-    return out
+def _returns(fdef: cst.FunctionDef, mod: ModuleInfo) -> list[cst.Return]:
+    """``return <value>`` statements of ``fdef``, a function of ``mod`` (collected by :mod:`.collect`;
+    none for a function of another module)."""
+    return mod.returns.get(fdef, [])
 
 
 def _default_repr(cls: ClassInfo, conv: str) -> bool:

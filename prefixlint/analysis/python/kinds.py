@@ -139,17 +139,16 @@ class KindsMixin:
     def is_process_call(self, dotted: str, env: Env) -> bool:
         return any(self.catalog.is_process_call(n) for n in self._call_names(dotted, env.mod))
 
-    def from_config(self, base: cst.BaseExpression, env: Env, depth: int = 0) -> bool:
-        """True when ``base`` (of ``base.attr`` or ``base[key]``) is configuration read once at start-up."""
-        if depth > MAX_OBJECT_DEPTH:
-            return False
+    def from_config(self, base: cst.BaseExpression, env: Env) -> bool:
+        """True when ``base`` (of ``base.attr`` or ``base[key]``) is configuration read once at start-up
+        (a chain of attributes and items of any length: each step is a smaller part of ``base``)."""
         cat = self.catalog
         if isinstance(base, cst.Call):
             return self.is_process_call(dotted_name(base.func), env)
         if isinstance(base, cst.Attribute):
-            return cat.is_process_name(base.attr.value) or self.from_config(base.value, env, depth + 1)
+            return cat.is_process_name(base.attr.value) or self.from_config(base.value, env)
         if isinstance(base, cst.Subscript):
-            return self.from_config(base.value, env, depth + 1)
+            return self.from_config(base.value, env)
         if isinstance(base, cst.Name):
             if cat.is_process_name(base.value):
                 return True

@@ -1,0 +1,224 @@
+"""Python-analysis behaviour that a surviving mutant of ``analysis/python`` would change (issue 16).
+
+Each test writes a small project and runs the real ``prefixlint check`` on it (see
+:mod:`tests.test_analysis_mutants` for the helpers). The docstring of each test names the change to
+the analysis it catches, checked by running that mutant through ``bench/mutation.py``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.test_analysis_mutants import OPENAI, RULES, check, codes, send
+
+NOW = 'f"Now {datetime.now():%H:%M}.\\n"'
+# A chat call that sends the module-level message list ``messages`` and then the user's question.
+SEND_LIST = (
+    'client.chat.completions.create(model="gpt-4.1", '
+    'messages={messages} + [{{"role": "user", "content": q}}])'
+)
+
+
+def test_functions_defined_inside_the_caller(tmp_path: Path) -> None:
+    """``def build()`` in the caller's body, calling its sibling ``def header()``: the timestamp the
+    inner helper returns is found where it is computed.
+    Catches: inner functions not recorded (``collect.py``), or the enclosing function not searched."""
+    app = (
+        "from datetime import datetime\n" + OPENAI + f"RULES = {RULES!r}\n\n\n"
+        "def ask(q):\n"
+        "    def header():\n"
+        f"        return {NOW}\n\n"
+        "    def build():\n"
+        "        return header() + RULES\n\n"
+        "    system = build()\n"
+        f"    return {send('system')}\n"
+    )
+    assert codes(check(tmp_path, {"app.py": app})) == [("PFX101", "app.py", 10)]
+
+
+def test_a_time_method_of_a_value_of_another_kind_keeps_its_kind(tmp_path: Path) -> None:
+    """``signup_day().strftime("%Y")`` of a configured user-identity source is still a user's
+    value (PFX104), not a yearly timestamp.
+    Catches: a time method re-labelling a value of a known kind that is no timestamp."""
+    source = '{pattern = "accounts.signup_day", kind = "user_identity"}'
+    config = f"[tool.prefixlint]\ndynamic-sources = [{source}]\n"
+    app = (
+        "import accounts\n" + OPENAI + f"RULES = {RULES!r}\n\n\n"
+        "def ask(q):\n"
+        "    system = f\"Member since {accounts.signup_day().strftime('%Y')}\\n\" + RULES\n"
+        f"    return {send('system')}\n"
+    )
+    found = check(tmp_path, {"app.py": app, "pyproject.toml": config})
+    assert codes(found) == [("PFX104", "app.py", 9)]
+    assert found[0]["value"]["kind"] == "user_identity"
+
+
+@pytest.mark.parametrize(
+    "tools",
+    [
+        'TOOLS = frozenset(["lookup", "escalate", "refund"])\n',
+        'TOOLS = set(("lookup", "escalate", "refund"))\n',
+        'NAMES = ["lookup", "escalate", "refund"]\nALLOWED = NAMES\nTOOLS = frozenset(ALLOWED)\n',
+    ],
+    ids=["frozenset of a list", "set of a tuple", "through two names"],
+)
+def test_a_set_made_from_string_literals_is_sorted_safely(tmp_path: Path, tools: str) -> None:
+    """A set built by ``frozenset([...])``/``set((...))`` of string literals, iterated into the
+    prompt: ``sorted(TOOLS)`` is a safe fix (strings compare); ``set(ids)`` of a parameter's items
+    gets the same fix, unsafe (its items may not compare).
+    Catches: the argument of ``set``/``frozenset`` read at the wrong index (a crash), or the depth
+    limit of names followed hit one name early."""
+    app = (
+        OPENAI + f"RULES = {RULES!r}\n" + tools + "\n\n"
+        "def ask(q):\n"
+        '    system = "Tools: " + ", ".join(TOOLS) + "\\n" + RULES\n'
+        f"    return {send('system')}\n\n\n"
+        "def ask_ids(q, ids):\n"
+        '    system = "Ids: " + ", ".join(set(ids)) + "\\n" + RULES\n'
+        f"    return {send('system')}\n"
+    )
+    found = check(tmp_path, {"app.py": app})
+    assert [f["code"] for f in found] == ["PFX402", "PFX402"]
+    fixes = [(f["fix"]["applicability"], [e["content"] for e in f["fix"]["edits"]]) for f in found]
+    assert fixes == [("safe", ["sorted(TOOLS)"]), ("unsafe", ["sorted(set(ids))"])]
+
+
+def test_a_text_method_of_a_constant_is_the_method_applied(tmp_path: Path) -> None:
+    """``RULES.strip()`` is the rules' text, stripped: the timestamp ahead of it costs the rules'
+    tokens (not the few tokens of the source text ``RULES.strip()``).
+    Catches: the pass-through methods and the other known methods of static text swapped."""
+    app = (
+        "from datetime import datetime\n" + OPENAI + f"RULES = {RULES!r}\n\n\n"
+        "def ask(q):\n"
+        f"    system = {NOW} + RULES.strip()\n"
+        f"    return {send('system')}\n"
+    )
+    (finding,) = check(tmp_path, {"app.py": app})
+    assert finding["code"] == "PFX101"
+    assert finding["impact"]["tokens_lost"] > 100
+
+
+def test_a_table_of_an_imported_module_read_through_the_module(tmp_path: Path) -> None:
+    """``prompts.TABLE["qa"]`` after ``import prompts``: the template is the table item, and the
+    timestamp filled into it is reported at its placeholder in ``prompts.py``.
+    Catches: the module-attribute form of a table read refused for an imported module."""
+    files = {
+        "prompts.py": f"RULES = {RULES!r}\nTABLE = {{}}\nTABLE['qa'] = 'Now {{now}}.\\n' + RULES\n",
+        "app.py": "from datetime import datetime\n\nimport prompts\n" + OPENAI + "\n\n"
+        "def ask(q):\n"
+        "    system = prompts.TABLE['qa'].format(now=f'{datetime.now():%H:%M}')\n"
+        f"    return {send('system')}\n",
+    }
+    assert codes(check(tmp_path, files)) == [("PFX101", "prompts.py", 3)]
+
+
+@pytest.mark.parametrize("annotation", ["PageHelper | None", "Optional[PageHelper]", "PageHelper"])
+def test_a_method_of_a_helper_held_in_a_typed_field(tmp_path: Path, annotation: str) -> None:
+    """``self.helper.next_prompt()`` where ``helper: PageHelper | None`` is a class field: the
+    method of the annotated class runs with its own ``self`` (its ``self.rules``). The module also
+    sets an item of a call's result at module level (``registry()["qa"] = ...``), which is no table.
+    Catches: an ``X | None`` annotation or a subscript of a call read as something else (a crash),
+    or the helper's method run with the wrong class as ``self``."""
+    files = {
+        "helper.py": "from datetime import datetime\n" + f"RULES = {RULES!r}\n\n\n"
+        "class PageHelper:\n"
+        "    def __init__(self):\n"
+        "        self.rules = RULES\n\n"
+        "    def next_prompt(self):\n"
+        "        return f'Now {datetime.now():%H:%M}.\\n' + self.rules\n",
+        "app.py": "from typing import Optional\n\nfrom helper import PageHelper\n" + OPENAI + "\n\n"
+        "def registry():\n    return {}\n\n\n"
+        "registry()['qa'] = 'unused'\n\n\n"
+        f"class Agent:\n    helper: {annotation} = None\n\n"
+        "    def think(self, q):\n"
+        "        system = self.helper.next_prompt()\n"
+        f"        return {send('system')}\n",
+    }
+    assert codes(check(tmp_path, files)) == [("PFX101", "helper.py", 10)]
+
+
+def test_a_call_through_a_factory_without_a_return_annotation(tmp_path: Path) -> None:
+    """``load().helper.build()``: ``load`` is a project function with no return annotation, so the
+    class of what it returns is not known; the timestamp after it is still reported.
+    Catches: a function without a return annotation (or no function at all) taken as one with it."""
+    app = (
+        "from datetime import datetime\n\nimport vendor\n" + OPENAI + f"RULES = {RULES!r}\n\n\n"
+        "def load():\n    return object()\n\n\n"
+        "def ask(q):\n"
+        f"    system = load().helper.build() + vendor.make().helper.build() + {NOW} + RULES\n"
+        f"    return {send('system')}\n"
+    )
+    assert codes(check(tmp_path, {"app.py": app})) == [("PFX101", "app.py", 15)]
+
+
+def test_a_line_of_a_triple_quoted_template_is_moved_to_its_end(tmp_path: Path) -> None:
+    """A triple-quoted template whose first line holds ``{now}``: the fix moves that line, with its
+    real line break, to the end of the template.
+    Catches: a triple-quoted string taken as a one-line one (no fix: it looks for ``\\n``)."""
+    body = "Now: {now}\n" + RULES + "\nBe brief."
+    app = (
+        "from datetime import datetime\n" + OPENAI + f'TEMPLATE = """{body}"""\n\n\n'
+        "def ask(q):\n"
+        "    system = TEMPLATE.format(now=f'{datetime.now():%H:%M}')\n"
+        f"    return {send('system')}\n"
+    )
+    (finding,) = check(tmp_path, {"app.py": app})
+    assert (finding["code"], finding["fix"]["purpose"]) == ("PFX101", "move-to-end")
+    (edit,) = finding["fix"]["edits"]
+    assert edit["content"] == RULES + "\nBe brief.\nNow: {now}"
+
+
+def test_content_names_of_a_module_level_message_list(tmp_path: Path) -> None:
+    """Module-level message lists whose ``content`` is a name: a list of content blocks defined in
+    the module (its timestamp, computed once, is PFX201) and a text imported from another module
+    (static: no finding).
+    Catches: a content name looked up among the module's constants when it is not one (a crash)."""
+    files = {
+        "texts.py": f"RULES = {RULES!r}\n",
+        "app.py": "from datetime import datetime\n\nfrom texts import RULES\n" + OPENAI + "\n"
+        'BLOCKS = [{"type": "text", "text": f"Started {datetime.now():%H:%M}.\\n" + RULES}]\n'
+        'BASE = [{"role": "system", "content": BLOCKS}]\n'
+        'OTHER = [{"role": "system", "content": RULES}]\n\n\n'
+        "def ask(q):\n"
+        f"    return {SEND_LIST.format(messages='BASE')}\n\n\n"
+        "def ask_other(q):\n"
+        f"    return {SEND_LIST.format(messages='OTHER')}\n",
+    }
+    assert codes(check(tmp_path, files)) == [("PFX201", "app.py", 8)]
+
+
+def test_the_numbers_of_a_range_are_static(tmp_path: Path) -> None:
+    """``f"Source {i}: ..." for i in range(len(docs))``: the numbers a range gives are no
+    per-request value, so the numbered lines ahead of the rules are no finding (the documents
+    themselves are not in this text).
+    Catches: a ``range(...)`` read as a value of its arguments' kind."""
+    app = (
+        OPENAI + f"RULES = {RULES!r}\n\n\n"
+        "def ask(q, retriever):\n"
+        "    docs = retriever.invoke(q)\n"
+        '    steps = "".join(f"Source {i}: cite it by its number.\\n" for i in range(len(docs)))\n'
+        "    system = steps + RULES\n"
+        f"    return {send('system')}\n"
+    )
+    assert check(tmp_path, {"app.py": app}) == []
+
+
+def test_a_static_message_item_is_its_text_not_a_history(tmp_path: Path) -> None:
+    """A module-level text constant as an item of the message list: its few tokens are the prefix
+    ahead of the timestamp, not a conversation history of unknown length.
+    Catches: a static name or attribute in a message list read as the conversation history."""
+    app = (
+        "from datetime import datetime\n" + OPENAI + f"RULES = {RULES!r}\n"
+        'GREETING = "Hello, I have a payroll question."\n\n\n'
+        "def ask(q):\n"
+        "    return client.chat.completions.create(\n"
+        '        model="gpt-4.1",\n'
+        f'        messages=[GREETING, {{"role": "user", "content": {NOW} + RULES + q}}],\n'
+        "    )\n"
+    )
+    (finding,) = check(tmp_path, {"app.py": app})
+    assert finding["code"] == "PFX101"
+    assert finding["impact"]["prefix_tokens"] < 50
+    assert not finding["impact"]["history_priced"]
