@@ -63,6 +63,7 @@ TESTS = {
         "tests/test_python_kinds.py",
     ],
     "prefixlint/analysis/templates/": [
+        "tests/test_mutants_templates.py",
         "tests/test_templates_placeholders.py",
         "tests/test_templates_jinja.py",
         "tests/test_templates_files.py",
