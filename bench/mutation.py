@@ -72,10 +72,12 @@ TESTS = {
         "tests/test_template_render_callers.py",
     ],
     "prefixlint/analysis/payloads/": [
+        "tests/test_mutants_payloads.py",
         "tests/test_payload_reader.py",
         "tests/test_payload_align.py",
         "tests/test_payloads.py",
         "tests/test_payload_check.py",
+        "tests/test_payload_chunks.py",
     ],
     "prefixlint/analysis/": [
         "tests/test_python_analysis.py",
