@@ -80,6 +80,7 @@ TESTS = {
         "tests/test_payload_chunks.py",
     ],
     "prefixlint/analysis/": [
+        "tests/test_mutants_catalog.py",
         "tests/test_python_analysis.py",
         "tests/test_analysis_mutants.py",
         "tests/test_rule_examples.py",
