@@ -65,6 +65,7 @@ TESTS = {
         "tests/test_python_kinds.py",
     ],
     "prefixlint/analysis/templates/": [
+        "tests/test_mutants_templates.py",
         "tests/test_templates_placeholders.py",
         "tests/test_templates_jinja.py",
         "tests/test_templates_files.py",
@@ -73,12 +74,15 @@ TESTS = {
         "tests/test_template_render_callers.py",
     ],
     "prefixlint/analysis/payloads/": [
+        "tests/test_mutants_payloads.py",
         "tests/test_payload_reader.py",
         "tests/test_payload_align.py",
         "tests/test_payloads.py",
         "tests/test_payload_check.py",
+        "tests/test_payload_chunks.py",
     ],
     "prefixlint/analysis/": [
+        "tests/test_mutants_catalog.py",
         "tests/test_python_analysis.py",
         "tests/test_analysis_mutants.py",
         "tests/test_rule_examples.py",

@@ -29,6 +29,10 @@ _V = TypeVar("_V")
 _GLOB = re.compile(r"[*?\[]")
 # Attribute names that name their owner: ``x.name`` is whatever ``x`` is the name of.
 _OWNER_WORDS = frozenset({"name"})
+# Bounds of the remembered answers: a long-lived process (an editor, the SDK) must not grow without
+# bound. A full table is wiped, not trimmed: the same few names come back in every file.
+MAX_ANSWERS = 50_000  # per catalog, for calls and for prompt names
+MAX_CATALOGS = 32  # catalogs kept, one per distinct set of configured sources
 
 
 def call_matches(dotted: str, pattern: str) -> bool:
@@ -115,7 +119,7 @@ class Catalog:
             return None
         seen = self._calls_seen
         if dotted not in seen:
-            if len(seen) > 50_000:
+            if len(seen) >= MAX_ANSWERS:
                 seen.clear()
             seen[dotted] = self._classify_call(dotted)
         return seen[dotted]
@@ -247,7 +251,7 @@ class Catalog:
         last = name.rsplit(".", 1)[-1].lower()
         seen = self._prompt_names_seen
         if last not in seen:
-            if len(seen) > 50_000:
+            if len(seen) >= MAX_ANSWERS:
                 seen.clear()
             seen[last] = self._prompt_name_regex().match(last) is not None
         return seen[last]
@@ -377,7 +381,7 @@ def catalog_for(settings: object | None = None) -> Catalog:
     )
     got = _CATALOGS.get(sources)
     if got is None:
-        if len(_CATALOGS) > 32:
+        if len(_CATALOGS) >= MAX_CATALOGS:
             _CATALOGS.clear()
         got = _CATALOGS[sources] = _build_catalog(sources)
     return got

@@ -533,7 +533,6 @@ def _append_pieces(progress: _Progress, raws: Iterable[_Raw], cache: PieceCache,
                 text if keep_text else None,
             )
         )
-    progress.prev, progress.end, progress.last_msg = prev, end, last_msg
 
 
 def _remember(

@@ -1,0 +1,74 @@
+"""Template analysis details that hand-made changes to the analyzer (mutants) went through unseen."""
+
+from __future__ import annotations
+
+from prefixlint.analysis.templates import render_segments
+from prefixlint.model.layout import DynamicKind, Timing
+
+
+def shape(text: str, style: str = "jinja", path: str = "t.j2") -> list[tuple[bool, object]]:
+    r = render_segments(text, style=style, path=path)
+    assert r.errors == []
+    return [(s.static, s.text if s.static else s.kind) for s in r.segments]
+
+
+def test_a_call_the_catalog_does_not_know_takes_the_kind_of_its_arguments() -> None:
+    assert shape("Hello {{ format_name(user_name) }}.") == [
+        (True, "Hello "),
+        (False, DynamicKind.USER_IDENTITY),
+        (True, "."),
+    ]
+    r = render_segments("Q: {{ shorten(question) }}", style="jinja", path="t.j2")
+    assert r.segments[-1].label == "question"
+
+
+def test_a_captured_block_of_static_text_is_static() -> None:
+    assert shape("{% set greeting %}Welcome aboard{% endset %}{{ greeting }}, {{ user_name }}") == [
+        (True, "Welcome aboard, "),
+        (False, DynamicKind.USER_IDENTITY),
+    ]
+
+
+def test_an_include_of_a_computed_name_keeps_the_kind_of_the_name() -> None:
+    (inc,) = render_segments("{% include 'hi_' ~ user_name ~ '.j2' %}", style="jinja", path="t.j2").segments
+    assert (inc.static, inc.kind) == (False, DynamicKind.USER_IDENTITY)
+    assert inc.label == "include of a computed name"
+    (inc,) = render_segments("{% include 'day_' ~ now() ~ '.j2' %}", style="jinja", path="t.j2").segments
+    assert inc.kind is DynamicKind.TIMESTAMP
+
+
+def test_a_self_block_call_renders_the_block_and_nothing_for_the_call() -> None:
+    expected = [
+        (True, "Dear "),
+        (False, DynamicKind.USER_IDENTITY),
+        (True, "\nDear "),
+        (False, DynamicKind.USER_IDENTITY),
+    ]
+    assert shape("{% block b %}Dear {{ user_name }}{% endblock %}\n{{ self.b() }}") == expected
+    assert shape("{% block b %}Dear {{ user_name }}{% endblock %}\n{{ self.b() | upper }}") == expected
+    assert shape("Hi {{ self.missing() }} end") == [(True, "Hi  end")]
+
+
+def test_a_configuration_attribute_is_one_value_for_the_run() -> None:
+    r = render_segments("Use at most {config.max_words} words. {question}", style="format", path="t.txt")
+    words = r.segments[1]
+    assert (words.static, words.text, words.kind, words.timing) == (
+        False,
+        "{config.max_words}",
+        DynamicKind.UNKNOWN,
+        Timing.PROCESS,
+    )
+    assert [s.static for s in r.segments] == [True, False, True, False]
+
+
+def test_prompty_static_messages_each_get_their_own_index() -> None:
+    text = "---\nname: x\n---\nsystem:\nYou are terse.\nuser:\nHi there.\n"
+    text += "assistant:\nHello.\nuser:\n{{question}}"
+    r = render_segments(text, style="prompty", path="x.prompty")
+    assert [(s.text, s.role, s.message_index) for s in r.segments] == [
+        ("You are terse.\n", "system", 0),
+        ("Hi there.\n", "user", 1),
+        ("Hello.\n", "assistant", 2),
+        ("{{question}}", "user", 3),
+    ]
+    assert [s.is_last_user_message for s in r.segments] == [False, False, False, True]
