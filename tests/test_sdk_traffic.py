@@ -281,6 +281,19 @@ def test_a_failed_request_may_still_have_written_the_cache(server: ProviderServe
     assert all(not interval._flights for interval in tracker._domains.values())  # no flight left over
 
 
+def test_a_failed_request_of_a_known_head_ends_its_flight(server: ProviderServer) -> None:
+    """The head was seen before, so the failing request is counted (a flight, not a first sighting)."""
+    reports: list[CacheReport] = []
+    client = _openai(server, reports, tenant="acme")
+    client.chat.completions.create(model="gpt-4o", messages=_msgs("a"))
+    server.fail_next = 1
+    with pytest.raises(openai.InternalServerError):
+        client.chat.completions.create(model="gpt-4o", messages=_msgs("b"))
+    assert sdk.flush()
+    intervals = client._prefixlint_state.tracker._domains.values()
+    assert intervals and all(not interval._flights for interval in intervals)
+
+
 def test_two_wrapped_clients_on_one_key_share_what_they_sent(server: ProviderServer) -> None:
     reports: list[CacheReport] = []
     first = _openai(server, reports, tenant="acme")

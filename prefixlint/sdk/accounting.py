@@ -18,7 +18,7 @@ from typing import Any
 
 from prefixlint.analysis.payloads.pieces import SKETCH_BLOCK, head_key, pieces_from_request, uncounted_pieces
 from prefixlint.model.verdict import Verdict, judge
-from prefixlint.sdk import otel
+from prefixlint.sdk import otel, worker
 from prefixlint.sdk.call import Call
 from prefixlint.sdk.drift import stable_end, template_end
 from prefixlint.sdk.options import SdkOptions
@@ -30,7 +30,6 @@ from prefixlint.sdk.usage import normalize_usage
 from prefixlint.sdk.worker import WORKER
 
 log = logging.getLogger("prefixlint.sdk")
-_WAIT_S = 10.0
 
 
 class Accountant:
@@ -113,7 +112,7 @@ class Accountant:
             return False
         WORKER.run_until(job)  # the worker has not got to it yet: run the queue up to it here
         try:
-            job.result(_WAIT_S)
+            job.result(worker.WAIT_S)
         except Exception:  # logged by the worker, or a timeout
             return False
         return True

@@ -20,6 +20,7 @@ from prefixlint.model.pieces import Piece
 from prefixlint.model.providers import ModelCacheRules, ProviderSpec, get_provider
 from prefixlint.model.tokens import Tokenizer, tokenizer_for
 from prefixlint.sdk import breakpoints as bp
+from prefixlint.sdk import worker
 from prefixlint.sdk.accounting import Accountant, perf_ms
 from prefixlint.sdk.call import Call
 from prefixlint.sdk.callsite import call_site
@@ -339,7 +340,7 @@ class ClientState:
             if job is not None and not job.done() and not self.opts.background:
                 WORKER.run_until(job)
                 if not job.done():  # the worker is running it: wait without blocking the loop
-                    await asyncio.wait_for(asyncio.wrap_future(job), 10.0)
+                    await asyncio.wait_for(asyncio.wrap_future(job), worker.WAIT_S)
         except Exception:
             log.debug("prefixlint: send-side accounting did not finish", exc_info=True)
         raw = (kwargs.get("extra_headers") or {}).get(_RAW_HEADER)

@@ -5,7 +5,8 @@ Every wrapped client shares it, so the jobs that read and write the process's pr
 made. Jobs run one at a time, in FIFO order, on the worker thread; a caller that needs a job's result
 before the worker got to it (an inline report) runs the queue up to that job itself, so a busy
 machine that is slow to wake the worker adds no scheduling delay. A job's result is a
-:class:`~concurrent.futures.Future`; errors are logged, never raised.
+:class:`~concurrent.futures.Future`; errors are logged, never raised. Waits end on an event (a job
+done, the queue empty), never by polling; :data:`WAIT_S` bounds them.
 """
 
 from __future__ import annotations
@@ -14,7 +15,6 @@ import atexit
 import logging
 import os
 import threading
-import time
 from collections import deque
 from collections.abc import Callable
 from concurrent.futures import Future
@@ -22,6 +22,7 @@ from typing import Any
 
 log = logging.getLogger("prefixlint.sdk")
 _Job = tuple[Callable[..., Any], tuple[Any, ...], "Future[Any]"]
+WAIT_S = 10.0  # the longest a caller waits for accounting (a report's send-side job, a flush)
 
 
 class Worker:
@@ -30,9 +31,18 @@ class Worker:
     def __init__(self) -> None:
         self._pid = -1
         self._jobs: deque[_Job] = deque()
-        self._wake = threading.Condition(threading.Lock())
+        lock = threading.Lock()
+        self._wake = threading.Condition(lock)  # a job was queued
+        self._idle = threading.Condition(lock)  # the queue ran empty
         self._running = threading.Lock()  # held while jobs run: one at a time, in order
         self._pending = 0
+
+    def _after_fork(self) -> None:
+        """In a forked child: fresh locks, since another thread may have held one at the fork."""
+        lock = threading.Lock()
+        self._wake = threading.Condition(lock)
+        self._idle = threading.Condition(lock)
+        self._running = threading.Lock()
 
     def _start(self) -> None:
         with self._wake:
@@ -69,6 +79,8 @@ class Worker:
         finally:
             with self._wake:
                 self._pending -= 1
+                if not self._pending:
+                    self._idle.notify_all()
         return True
 
     def _loop(self) -> None:
@@ -90,17 +102,17 @@ class Worker:
         finally:
             self._running.release()
 
-    def flush(self, timeout: float = 10.0) -> bool:
-        """Wait until every queued job ran; False on timeout."""
-        deadline = time.monotonic() + timeout
-        while self._pending > 0 and self._pid == os.getpid():
-            if time.monotonic() > deadline:
-                return False
-            time.sleep(0.0005)
-        return True
+    def flush(self, timeout: float | None = None) -> bool:
+        """Wait until every queued job ran (at most ``timeout``, default :data:`WAIT_S`); False on timeout."""
+        if self._pid != os.getpid():
+            return True  # nothing was queued in this process
+        with self._idle:
+            return self._idle.wait_for(lambda: self._pending <= 0, WAIT_S if timeout is None else timeout)
 
 
 WORKER = Worker()
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=WORKER._after_fork)
 
 
 @atexit.register
