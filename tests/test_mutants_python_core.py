@@ -222,3 +222,32 @@ def test_a_static_message_item_is_its_text_not_a_history(tmp_path: Path) -> None
     assert finding["code"] == "PFX101"
     assert finding["impact"]["prefix_tokens"] < 50
     assert not finding["impact"]["history_priced"]
+
+
+def test_a_message_dict_defined_at_module_level(tmp_path: Path) -> None:
+    """``SYSTEM = {"role": "system", "content": RULES}`` at module level (here, or imported from
+    another module), sent as an item of the message list: its content is the rules, so they are the
+    prefix ahead of the timestamp in the user's message. A module-level message whose text holds a
+    timestamp is computed once per process (PFX201).
+    Catches: a message dict held in a module constant read as the source text of its name."""
+    files = {
+        "texts.py": f"RULES = {RULES!r}\n" + 'DESK = {"role": "system", "content": RULES}\n',
+        "app.py": "from datetime import datetime\n\nfrom texts import DESK, RULES\n" + OPENAI + "\n"
+        'SYSTEM = {"role": "system", "content": RULES}\n'
+        'STARTED = {"role": "system", "content": f"Started {datetime.now():%H:%M}.\\n" + RULES}\n\n\n'
+        "def ask(q):\n"
+        "    return client.chat.completions.create(\n"
+        '        model="gpt-4.1",\n'
+        f'        messages=[SYSTEM, {{"role": "user", "content": {NOW} + RULES + q}}],\n'
+        "    )\n\n\n"
+        "def ask_desk(q):\n"
+        "    return client.chat.completions.create(\n"
+        '        model="gpt-4.1",\n'
+        f'        messages=[DESK, {{"role": "user", "content": {NOW} + RULES + q}}],\n'
+        "    )\n\n\n"
+        "def ask_started(q):\n"
+        f"    return {SEND_LIST.format(messages='[STARTED]')}\n",
+    }
+    found = check(tmp_path, files)
+    assert codes(found) == [("PFX201", "app.py", 9), ("PFX101", "app.py", 15), ("PFX101", "app.py", 22)]
+    assert [f["impact"]["prefix_tokens"] > len(RULES) // 6 for f in found[1:]] == [True, True]
