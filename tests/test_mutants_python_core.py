@@ -222,3 +222,55 @@ def test_a_static_message_item_is_its_text_not_a_history(tmp_path: Path) -> None
     assert finding["code"] == "PFX101"
     assert finding["impact"]["prefix_tokens"] < 50
     assert not finding["impact"]["history_priced"]
+
+
+def test_a_message_dict_defined_at_module_level(tmp_path: Path) -> None:
+    """``SYSTEM = {"role": "system", "content": RULES}`` at module level (here, or imported from
+    another module), sent as an item of the message list: its content is the rules, so they are the
+    prefix ahead of the timestamp in the user's message. A module-level message whose text holds a
+    timestamp is computed once per process (PFX201).
+    Catches: a message dict held in a module constant read as the source text of its name."""
+    files = {
+        "texts.py": f"RULES = {RULES!r}\n" + 'DESK = {"role": "system", "content": RULES}\n',
+        "app.py": "from datetime import datetime\n\nfrom texts import DESK, RULES\n" + OPENAI + "\n"
+        'SYSTEM = {"role": "system", "content": RULES}\n'
+        'STARTED = {"role": "system", "content": f"Started {datetime.now():%H:%M}.\\n" + RULES}\n\n\n'
+        "def ask(q):\n"
+        "    return client.chat.completions.create(\n"
+        '        model="gpt-4.1",\n'
+        f'        messages=[SYSTEM, {{"role": "user", "content": {NOW} + RULES + q}}],\n'
+        "    )\n\n\n"
+        "def ask_desk(q):\n"
+        "    return client.chat.completions.create(\n"
+        '        model="gpt-4.1",\n'
+        f'        messages=[DESK, {{"role": "user", "content": {NOW} + RULES + q}}],\n'
+        "    )\n\n\n"
+        "def ask_started(q):\n"
+        f"    return {SEND_LIST.format(messages='[STARTED]')}\n",
+    }
+    found = check(tmp_path, files)
+    assert codes(found) == [("PFX201", "app.py", 9), ("PFX101", "app.py", 15), ("PFX101", "app.py", 22)]
+    assert [f["impact"]["prefix_tokens"] > len(RULES) // 6 for f in found[1:]] == [True, True]
+
+
+# The message list a caller passes to its class's sending method, positionally or by keyword.
+PASSED = '[{"role": "system", "content": ' + NOW + ' + RULES}, {"role": "user", "content": q}]'
+
+
+@pytest.mark.parametrize("passed", [PASSED, "messages=" + PASSED], ids=["positional", "keyword"])
+def test_a_method_that_sends_the_messages_it_is_passed(tmp_path: Path, passed: str) -> None:
+    """``self._send([...])``: a method of the class sends the list its caller passes as its first
+    argument after ``self`` (or by keyword); the timestamp in that list is found in the caller.
+    Catches: more than ``self`` skipped when arguments are matched to a method's parameters, or a
+    keyword argument not matched."""
+    app = (
+        "from datetime import datetime\n" + OPENAI + f"RULES = {RULES!r}\n\n\n"
+        "class Desk:\n"
+        "    def _send(self, messages, temperature=0):\n"
+        "        return client.chat.completions.create(\n"
+        '            model="gpt-4.1", messages=messages, temperature=temperature\n'
+        "        )\n\n"
+        "    def ask(self, q):\n"
+        f"        return self._send({passed})\n"
+    )
+    assert codes(check(tmp_path, {"app.py": app})) == [("PFX101", "app.py", 15)]

@@ -7,7 +7,12 @@ import logging
 import torch
 
 from prefixlint.engine.config import EngineConfig, EngineConfigError, ModelConfig
-from prefixlint.engine.layers.attention import FLASH_ATTN_MISSING, PagedBatch, SeqSlice, attention_backend
+from prefixlint.engine.layers.attention import (
+    PagedBatch,
+    SeqSlice,
+    attention_backend,
+    flash_attn_missing_message,
+)
 from prefixlint.engine.models.llama import build_model
 from prefixlint.engine.sequence import Sequence
 
@@ -78,12 +83,9 @@ class ModelRunner:
         self.dtype = resolve_dtype(config.dtype, self.device)
         self.block_size = config.block_size
         self.attention = attention_backend(self.device, self.dtype)
-        if self.device.type == "cuda" and FLASH_ATTN_MISSING:
-            log.info(
-                "flash-attn is not available (%s); attention uses PyTorch SDPA. For the flash-attn path: "
-                "pip install 'prefixlint[flash-attn]'",
-                FLASH_ATTN_MISSING,
-            )
+        missing = flash_attn_missing_message()
+        if self.device.type == "cuda" and missing:
+            log.info("%s", missing)
         self.model = build_model(model_config, self.device, self.dtype, config.seed, config.model_dir)
         self.num_blocks = config.num_blocks or self._blocks_from_memory()
         shape = (self.num_blocks, self.block_size, model_config.num_kv_heads, model_config.head_dim)

@@ -323,6 +323,10 @@ class MessagesMixin:
                     if isinstance(value, (cst.List, cst.ListComp)):
                         return self.message_list(value, env.at(before[-1].pos))
                     return self.message_item(value, env.at(before[-1].pos))
+        if isinstance(node, cst.Name):
+            const = self._module_message(node, env)
+            if const is not None:
+                return self.message_item(*const)
         if isinstance(node, (cst.List, cst.ListComp)):
             return self.message_list(node, env)
         segs = self.text(node, env)
@@ -333,6 +337,25 @@ class MessagesMixin:
             if isinstance(node, (cst.Name, cst.Attribute))
             else [Msg(None, segs, loc)]
         )
+
+    def _module_message(self, name: cst.Name, env: Env) -> tuple[cst.Dict, Env] | None:
+        """``SYSTEM = {"role": "system", "content": ...}`` at module level, in this module or imported:
+        the dict and the env of its module (a message written once, an item of many message lists)."""
+        key = name.value
+        if key in env.bindings or (
+            env.func is not None and (local_ops(env.mod, env.func).get(key) or find_param(env.func, key))
+        ):
+            return None
+        mod = env.mod
+        if key not in mod.assigns and key in mod.imports:
+            got = self._imported(mod, key)
+            if got is None or got[1] is None:
+                return None
+            mod, key = got
+        value = mod.assigns.get(key)
+        if not isinstance(value, cst.Dict):
+            return None
+        return value, self.module_env(mod).at(mod.pos(value))
 
     def _template_content(self, call: cst.Call, body: cst.BaseExpression, env: Env) -> list[Segment]:
         style = "format"

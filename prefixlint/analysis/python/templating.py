@@ -14,6 +14,7 @@ from __future__ import annotations
 import textwrap
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from typing import TypeVar
 
@@ -209,7 +210,7 @@ class TemplateMixin:
                 inner = node.args[0].value if node.args else f.value  # type: ignore[union-attr]
                 got = self.template_source(inner, env, depth + 1)
                 if got is not None:
-                    got.text = textwrap.dedent(got.text) if "dedent" in name else got.text.strip()
+                    _trim(got, dedent="dedent" in name)
                 return got
             if name.rsplit(".", 1)[-1] in ("Template",) and node.args:
                 return self.template_source(node.args[0].value, env, depth + 1)
@@ -741,6 +742,29 @@ class TemplateMixin:
         return with_chain(out, loc)
 
 
+def _trim(src: TemplateSrc, dedent: bool) -> None:
+    """``textwrap.dedent`` or ``str.strip`` applied to ``src``'s text, its placement kept: the lines a
+    strip drops move the start down, and the margin a dedent drops becomes ``indent``."""
+    text = src.text
+    if dedent:
+        new = textwrap.dedent(text)
+        old_lines, new_lines = text.split("\n"), new.split("\n")
+        margin = next((len(a) - len(b) for a, b in zip(old_lines, new_lines, strict=True) if b.strip()), 0)
+        src.indent += margin
+        if old_lines[0].strip():
+            src.col_offset += margin
+        src.text = new
+        return
+    new = text.strip()
+    lead = text[: len(text) - len(text.lstrip())]
+    if "\n" in lead:
+        src.line_offset += lead.count("\n")
+        src.col_offset = len(lead) - lead.rfind("\n") - 1 + src.indent  # a later line of the text
+    else:
+        src.col_offset += len(lead)
+    src.text = new
+
+
 def _move_fix(tmpl: TemplateSrc, seg: Segment) -> tuple[Fix, ...]:
     """An unsafe fix moving the line of a per-request placeholder to the end of its string constant."""
     mod, loc = tmpl.module, seg.location
@@ -755,24 +779,15 @@ def _move_fix(tmpl: TemplateSrc, seg: Segment) -> tuple[Fix, ...]:
     return (fix,) if fix is not None else seg.fixes
 
 
-# id(function) -> (the function, name -> the expressions of its ``with EXPR as name:``): one walk of a
-# function for every name asked about (a walk per name made one large module cost minutes). Bounded:
-# it holds the function nodes it keys, and nothing else.
-_WITH_TARGETS: dict[int, tuple[cst.FunctionDef, dict[str, list[cst.BaseExpression]]]] = {}
-_WITH_TARGETS_MAX = 256
-
-
 def _with_target(func: cst.FunctionDef, name: str) -> cst.BaseExpression | None:
     """The expression ``name`` is bound to by ``with EXPR as name:`` in ``func``, if one."""
-    got = _WITH_TARGETS.get(id(func))
-    if got is None or got[0] is not func:
-        if len(_WITH_TARGETS) >= _WITH_TARGETS_MAX:
-            _WITH_TARGETS.clear()
-        got = _WITH_TARGETS[id(func)] = (func, _with_targets(func))
-    found = got[1].get(name, ())
+    found = _with_targets(func).get(name, ())
     return found[0] if len(found) == 1 else None
 
 
+# One walk of a function for every name asked about (a walk per name made one large module cost
+# minutes). Nodes hash by identity; bounded, least recently used first out.
+@lru_cache(maxsize=256)
 def _with_targets(func: cst.FunctionDef) -> dict[str, list[cst.BaseExpression]]:
     """Every ``with EXPR as name:`` in ``func`` (not in the functions nested in it), by name."""
     found: dict[str, list[cst.BaseExpression]] = {}

@@ -212,6 +212,16 @@ def _attend(
     return prefix_suffix_attention(q, keys, values, k, v, scale)
 
 
+def flash_attn_missing_message() -> str | None:
+    """What a CUDA run logs at startup when the flash-attn kernel cannot be used; None when it can."""
+    if FLASH_ATTN_MISSING is None:
+        return None
+    return (
+        f"flash-attn is not available ({FLASH_ATTN_MISSING}); attention uses PyTorch SDPA. "
+        "For the flash-attn path: pip install 'prefixlint[flash-attn]'"
+    )
+
+
 def attention_backend(device: torch.device, dtype: torch.dtype) -> str:
     """What computes attention on ``device``, for the startup summary."""
     if device.type == "cuda":
