@@ -274,3 +274,23 @@ def test_a_method_that_sends_the_messages_it_is_passed(tmp_path: Path, passed: s
         f"        return self._send({passed})\n"
     )
     assert codes(check(tmp_path, {"app.py": app})) == [("PFX101", "app.py", 15)]
+
+
+def test_a_langchain_template_format_chooses_its_placeholders(tmp_path: Path) -> None:
+    """``from_template(..., template_format="jinja2")``: ``{{ today }}`` is a placeholder (a date,
+    PFX111); with the default format it is an escaped brace, plain text (no finding).
+    Catches: the ``template_format`` argument not read (a crash, or the default style used)."""
+    app = (
+        "from langchain_core.prompts import ChatPromptTemplate, SystemMessagePromptTemplate\n"
+        f"RULES = {RULES!r}\n"
+        "PROMPT = ChatPromptTemplate.from_messages([\n"
+        '    SystemMessagePromptTemplate.from_template("Today is {{ today }}.\\n" + RULES, '
+        'template_format="jinja2"),\n'
+        '    ("human", "{question}"),\n'
+        "])\n"
+        "PLAIN = ChatPromptTemplate.from_messages([\n"
+        '    SystemMessagePromptTemplate.from_template("Use {{ braces }}.\\n" + RULES),\n'
+        '    ("human", "{question}"),\n'
+        "])\n"
+    )
+    assert codes(check(tmp_path, {"app.py": app})) == [("PFX111", "app.py", 4)]
