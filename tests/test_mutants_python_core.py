@@ -294,3 +294,19 @@ def test_a_langchain_template_format_chooses_its_placeholders(tmp_path: Path) ->
         "])\n"
     )
     assert codes(check(tmp_path, {"app.py": app})) == [("PFX111", "app.py", 4)]
+
+
+def test_the_project_index_skips_tool_folders_and_stops_at_its_limit(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The project's Python files: hidden and tool folders (``node_modules``, ``.venv``) are not
+    searched, other files are not Python, and at the file limit the list stops (a list, cut short).
+    Catches: the cut-short list lost at the limit (a crash on a very large repository)."""
+    from prefixlint.analysis.python import project
+
+    for name in ("a.py", "b.py", "pkg/c.py", "node_modules/d.py", ".venv/e.py", "notes.txt"):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text("x = 1\n")
+    assert sorted(p.name for p in project._python_files(tmp_path)) == ["a.py", "b.py", "c.py"]
+    monkeypatch.setattr(project, "MAX_INDEXED_FILES", 2)
+    assert len(project._python_files(tmp_path)) == 2
