@@ -274,3 +274,39 @@ def test_a_method_that_sends_the_messages_it_is_passed(tmp_path: Path, passed: s
         f"        return self._send({passed})\n"
     )
     assert codes(check(tmp_path, {"app.py": app})) == [("PFX101", "app.py", 15)]
+
+
+def test_a_langchain_template_format_chooses_its_placeholders(tmp_path: Path) -> None:
+    """``from_template(..., template_format="jinja2")``: ``{{ today }}`` is a placeholder (a date,
+    PFX111); with the default format it is an escaped brace, plain text (no finding).
+    Catches: the ``template_format`` argument not read (a crash, or the default style used)."""
+    app = (
+        "from langchain_core.prompts import ChatPromptTemplate, SystemMessagePromptTemplate\n"
+        f"RULES = {RULES!r}\n"
+        "PROMPT = ChatPromptTemplate.from_messages([\n"
+        '    SystemMessagePromptTemplate.from_template("Today is {{ today }}.\\n" + RULES, '
+        'template_format="jinja2"),\n'
+        '    ("human", "{question}"),\n'
+        "])\n"
+        "PLAIN = ChatPromptTemplate.from_messages([\n"
+        '    SystemMessagePromptTemplate.from_template("Use {{ braces }}.\\n" + RULES),\n'
+        '    ("human", "{question}"),\n'
+        "])\n"
+    )
+    assert codes(check(tmp_path, {"app.py": app})) == [("PFX111", "app.py", 4)]
+
+
+def test_the_project_index_skips_tool_folders_and_stops_at_its_limit(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The project's Python files: hidden and tool folders (``node_modules``, ``.venv``) are not
+    searched, other files are not Python, and at the file limit the list stops (a list, cut short).
+    Catches: the cut-short list lost at the limit (a crash on a very large repository)."""
+    from prefixlint.analysis.python import project
+
+    for name in ("a.py", "b.py", "pkg/c.py", "node_modules/d.py", ".venv/e.py", "notes.txt"):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text("x = 1\n")
+    assert sorted(p.name for p in project._python_files(tmp_path)) == ["a.py", "b.py", "c.py"]
+    monkeypatch.setattr(project, "MAX_INDEXED_FILES", 2)
+    assert len(project._python_files(tmp_path)) == 2

@@ -186,3 +186,82 @@ def test_template_candidates_do_not_look_below_the_depth_of_the_pattern(tmp_path
         (tmp_path / rel).write_text("x")
     assert [p.name for p in candidates("*.j2", [tmp_path])] == ["a.j2"]
     assert [p.name for p in candidates("*/*.j2", [tmp_path])] == ["b.j2"]
+
+
+# --- a helper first reached at the hop limit (sendpaths.sending_sites) ----------------------------
+
+STEPS = (
+    "".join(f"def step{i}(messages):\n    return step{i + 1}(messages)\n\n\n" for i in range(1, 6))
+    + 'def step6(messages):\n    return client.chat.completions.create(model="gpt-4o", messages=messages)\n'
+)
+MESSAGES = '[{"role": "system", "content": f"{datetime.now()}: " + RULES}, {"role": "user", "content": q}]'
+
+
+@needs_analyzer
+def test_a_helper_first_reached_at_the_hop_limit_still_sends_when_called_nearer(tmp_path: Path) -> None:
+    """``far`` reaches ``step5`` four helpers deep, where the search stops; ``near`` calls it
+    directly, two hops from the API call. What was found for ``step5`` at the limit is not its
+    answer for ``near`` (it was, and ``near``'s finding was lost)."""
+    app = (
+        f"from datetime import datetime\nfrom llm import step1, step5\n\nRULES = {RULES!r}\n\n\n"
+        f"def far(q):\n    return step1({MESSAGES})\n\n\ndef near(q):\n    return step5({MESSAGES})\n"
+    )
+    assert rows(tmp_path, {"llm.py": f"{HEAD}\n\n{STEPS}", "app.py": app}) == [("PFX101", "app.py", 12)]
+
+
+@needs_analyzer
+def test_which_helpers_send_is_worked_out_once_per_function(tmp_path: Path, monkeypatch) -> None:
+    from prefixlint.analysis.python import ProjectContext, analyze_python, sendpaths
+    from prefixlint.model.settings import Settings
+
+    calls: list[str] = []
+    real = sendpaths.function_sites
+
+    def counted(mod, fdef):  # type: ignore[no-untyped-def]
+        calls.append(fdef.name.value)
+        return real(mod, fdef)
+
+    monkeypatch.setattr(sendpaths, "function_sites", counted)
+    callers = "".join(f"\n\ndef ask_{i}(q):\n    return step5({MESSAGES})\n" for i in range(4))
+    (tmp_path / "llm.py").write_text(f"{HEAD}\n\n{STEPS}")
+    app = tmp_path / "app.py"
+    app.write_text(f"from datetime import datetime\nfrom llm import step5\n\nRULES = {RULES!r}\n{callers}")
+    settings = Settings()
+    result = analyze_python(str(app), app.read_text(), settings, ProjectContext(tmp_path, settings))
+    stamps = [next(s for s in lay.segments if not s.static).location for lay in result.layouts]
+    assert [loc.line for loc in stamps] == [8 + 4 * i for i in range(4)]
+    # not once per caller: step5 once, step6 once from step5 and once more from the hop count of
+    # its own layout
+    assert sorted(calls) == ["step5", "step6", "step6"]
+
+
+@needs_analyzer
+def test_helpers_that_call_each_other_send_once_worked_out(tmp_path: Path, monkeypatch) -> None:
+    """``ask`` retries through ``again``, which calls ``ask``: both send, and the cycle is read once
+    (a helper being read counts as sending what its other calls send)."""
+    from prefixlint.analysis.python import ProjectContext, analyze_python, sendpaths
+    from prefixlint.model.settings import Settings
+
+    calls: list[str] = []
+    real = sendpaths.function_sites
+
+    def counted(mod, fdef):  # type: ignore[no-untyped-def]
+        calls.append(fdef.name.value)
+        return real(mod, fdef)
+
+    monkeypatch.setattr(sendpaths, "function_sites", counted)
+    (tmp_path / "llm.py").write_text(
+        f"{HEAD}\n\ndef ask(messages, retry=True):\n    if retry:\n        return again(messages)\n"
+        '    return client.chat.completions.create(model="gpt-4o", messages=messages)\n\n\n'
+        "def again(messages):\n    return ask(messages, retry=False)\n"
+    )
+    app = tmp_path / "app.py"
+    app.write_text(
+        f"from datetime import datetime\nfrom llm import again, ask\n\nRULES = {RULES!r}\n\n\n"
+        f"def first(q):\n    return again({MESSAGES})\n\n\ndef second(q):\n    return ask({MESSAGES})\n"
+    )
+    settings = Settings()
+    result = analyze_python(str(app), app.read_text(), settings, ProjectContext(tmp_path, settings))
+    stamps = [next(s for s in lay.segments if not s.static).location for lay in result.layouts]
+    assert sorted({loc.line for loc in stamps}) == [8, 12]
+    assert sorted(calls) == ["again", "ask", "ask"]  # ask once more at its own hop count

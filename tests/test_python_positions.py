@@ -180,3 +180,16 @@ def test_a_node_is_placed_by_searching_its_statement_not_by_a_full_pass() -> Non
     loc = info.loc(info.assign_targets["z"])
     assert loc is not None and (loc.line, loc.col) == (6, 14)
     assert info.positions._placed_extent(id(info.module)) is None
+
+
+def test_a_method_is_placed_without_regenerating_its_class() -> None:
+    """``return x`` occurs three times, so its method is the anchor sought: regenerated with the
+    class body's indentation, its text is found, and neither the class nor the module is
+    regenerated whole."""
+    info = parse_module("m.py", SOURCES["repeated statements"])
+    cls = info.classes["C"]
+    (ret,) = info.returns[cls.methods["a"]]
+    loc = info.loc(ret.value)
+    assert loc is not None and (loc.line, loc.col) == (11, 15)
+    assert info.positions._placed_extent(id(cls.node)) is None
+    assert info.positions._placed_extent(id(info.module)) is None

@@ -175,6 +175,8 @@ def test_otel_attributes_follow_genai_conventions() -> None:
     assert otel.attributes(CacheReport("azure", "m", "chat", Verdict.HIT, 0, 0, 5, 5))[
         "gen_ai.provider.name"
     ] == ("azure.ai.openai")
+    other = CacheReport("vllm", "m", "chat", Verdict.HIT, 0, 0, 5, 5)  # no GenAI name: its own
+    assert otel.attributes(other)["gen_ai.provider.name"] == "vllm"
 
 
 def _builder(today: str, docs: list[str], leak: bool = False) -> dict:

@@ -1,6 +1,7 @@
 """Branches that never run for the call being evaluated: ``if flag:`` on a parameter left falsy.
 
-A prompt builder appends a block under ``if use_extra_rules:``, a keyword that defaults to ``False``.
+A prompt builder appends a block under ``if use_extra_rules:``, a keyword that defaults to ``False``
+(or ``None``, ``0``, ``""``).
 Evaluated for a call that leaves it at its default (or passes a falsy literal), the block is not part
 of the prompt; outside any one call, it is dead only when every visible caller of the function leaves
 it falsy. With no caller in view (a public function), the branch may run and is kept.
@@ -16,7 +17,6 @@ from prefixlint.analysis.python.callers import arg_nodes, callers_of
 from prefixlint.analysis.python.env import Env
 from prefixlint.analysis.python.resolve import Op, find_param, local_ops
 from prefixlint.analysis.python.sources import is_static, join_text
-from prefixlint.model.layout import Timing
 
 if TYPE_CHECKING:
     from prefixlint.analysis.python.evaluate import Evaluator
@@ -41,17 +41,34 @@ def dead(ev: Evaluator, op: Op, env: Env) -> bool:
 
 
 def _false_flag(ev: Evaluator, test: cst.BaseExpression, env: Env) -> bool:
-    """True for a test that is a parameter of ``env.func``, never reassigned, false for this call."""
+    """True for a test that is a parameter of ``env.func`` with a false default, never reassigned,
+    and false for this evaluation."""
     if not isinstance(test, cst.Name) or env.func is None:
         return False
     param = find_param(env.func, test.value)
-    if param is None or param.star or test.value in local_ops(env.mod, env.func):
+    if param is None or param.star or not _false_literal(param.default):
+        return False
+    if test.value in local_ops(env.mod, env.func):
         return False
     if test.value in env.bindings:
         return _falsy(env.bindings[test.value])
     if id(env.func) in env.active:  # inside one call that did not pass it: its default
-        return param.default is not None and _falsy(ev.text(param.default, _default_env(env)))
-    return _false_for_every_caller(ev, param, env)
+        return True
+    memo = ev.project.summaries.setdefault("false_flags", {})
+    key = (env.mod.path, id(env.func), test.value)
+    hit = memo.get(key)
+    if hit is None or hit[0] is not env.func:
+        hit = memo[key] = (env.func, _false_for_every_caller(ev, param, env))
+    return hit[1]
+
+
+def _false_literal(node: cst.BaseExpression | None) -> bool:
+    """``False``, ``None``, ``0`` or ``""`` written as a default."""
+    if isinstance(node, cst.Name):
+        return node.value in ("False", "None")
+    if isinstance(node, cst.Integer):
+        return node.value == "0"
+    return isinstance(node, cst.SimpleString) and node.value in ('""', "''")
 
 
 def _false_for_every_caller(ev: Evaluator, param: cst.Param, env: Env) -> bool:
@@ -69,17 +86,13 @@ def _false_for_every_caller(ev: Evaluator, param: cst.Param, env: Env) -> bool:
         if param.name.value in passed:
             node, where = passed[param.name.value]
             value = ev.text(node, where)
-        elif any(a.star for a in site.node.args) or param.default is None:
+        elif any(a.star for a in site.node.args):
             return False  # ``f(**options)`` may set it
         else:
-            value = ev.text(param.default, _default_env(env))
+            continue  # left at its false default
         if not _falsy(value):
             return False
     return True
-
-
-def _default_env(env: Env) -> Env:
-    return Env(mod=env.mod, timing=Timing.PROCESS, depth=env.depth + 1)
 
 
 def _falsy(segs: list) -> bool:

@@ -52,11 +52,13 @@ def sending_sites(
     memo = ev.project.summaries.setdefault("sends", {})
     key = (mod.path, id(fdef))
     hit = memo.get(key)
-    if hit is not None and hit[0] is fdef:  # (the node kept alive: its id is not reused)
+    # (the node kept alive: its id is not reused). An answer found with fewer hops left than this
+    # call has may have stopped short of a send: it is worked out again.
+    if hit is not None and hit[0] is fdef and hit[2] <= hops:
         if hit[1] is _BUSY:
             ev.memo.unsettled()
         return hit[1]
-    memo[key] = (fdef, _BUSY)  # a recursive helper sends what its other calls send
+    memo[key] = (fdef, _BUSY, hops)  # a recursive helper sends what its other calls send
     out: list[tuple[CallSite, object]] = []
     for site in function_sites(mod, fdef):
         spec = match_sink(dotted_name(site.node.func), mod, specs)
@@ -69,7 +71,7 @@ def sending_sites(
         fn = ev._function_for(site.node.func, env)
         if fn is not None and fn.fdef is not fdef and sending_sites(ev, fn.mod, fn.fdef, specs, hops + 1):
             out.append((site, fn))
-    memo[key] = (fdef, out)
+    memo[key] = (fdef, out, hops)
     return out
 
 

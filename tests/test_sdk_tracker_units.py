@@ -1,0 +1,46 @@
+"""The prefix tracker on its own: extended retention and the routing rate per prefix."""
+
+from __future__ import annotations
+
+from prefixlint.analysis.payloads.pieces import PieceCache, pieces_from_request
+from prefixlint.model.providers import get_provider
+from prefixlint.model.tokens import tokenizer_for
+from prefixlint.sdk.tracker import PrefixTracker
+
+CACHE = PieceCache(tokenizer_for("openai", "gpt-4o"))
+DOMAIN = ("openai", "org", "gpt-4o", "k")
+SYSTEM = " ".join(f"rule{i}: refunds within {i} days." for i in range(300))  # about 3,000 tokens
+
+
+def _pieces(system: str = SYSTEM, question: str = "q") -> list:
+    body = {
+        "model": "gpt-4o",
+        "messages": [{"role": "system", "content": system}, {"role": "user", "content": question}],
+    }
+    return pieces_from_request(body, "chat", CACHE)
+
+
+def test_a_request_sent_with_extended_retention_stays_cached_past_the_default_lifetime() -> None:
+    hours = 2 * 3600.0
+    for ttl, cached in ((86400.0, True), (None, False)):
+        tracker = PrefixTracker(get_provider("openai"))
+        flight = tracker.sent(DOMAIN, _pieces(), 0.0, ttl)
+        tracker.begun(DOMAIN, flight, 1.0, ttl)
+        assert (tracker.predict(DOMAIN, _pieces(question="q2"), hours).cached > 0) is cached
+
+
+def test_a_failed_request_with_extended_retention_may_still_be_cached_hours_later() -> None:
+    hours = 2 * 3600.0
+    for ttl, possible in ((86400.0, True), (None, False)):
+        tracker = PrefixTracker(get_provider("openai"))
+        tracker.failed(DOMAIN, tracker.sent(DOMAIN, _pieces(), 0.0, ttl))
+        pred = tracker.predict(DOMAIN, _pieces(question="q2"), hours)
+        assert pred.cached == 0 and (pred.upper > 0) is possible
+
+
+def test_the_routing_rate_counts_requests_per_routing_prefix() -> None:
+    tracker = PrefixTracker(get_provider("openai"))
+    other = " ".join(f"clause{i}: shipping in {i} days." for i in range(300))
+    assert [tracker.route_rate(DOMAIN, _pieces(), t) for t in (0.0, 1.0, 2.0)] == [1, 2, 3]
+    assert tracker.route_rate(DOMAIN, _pieces(other), 3.0) == 1  # another head: another route
+    assert tracker.route_rate(DOMAIN, _pieces(question="later"), 90.0) == 1  # a minute later: alone again

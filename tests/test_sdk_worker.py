@@ -1,0 +1,75 @@
+"""The accounting worker: a FIFO queue run by its own daemon thread, by waiting callers, and flushed."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from prefixlint.sdk.worker import Worker
+
+
+def test_a_submitted_job_runs_on_the_worker_thread_without_a_waiter() -> None:
+    worker = Worker()
+    ran: list[threading.Thread] = []
+    fut = worker.submit(lambda x: ran.append(threading.current_thread()) or x * 2, 21)
+    assert fut.result(timeout=5) == 42
+    assert ran[0] is not threading.current_thread()
+    assert ran[0].name == "prefixlint-sdk" and ran[0].daemon  # never keeps the process alive
+    assert worker.flush(5)
+
+
+def test_jobs_run_one_at_a_time_in_the_order_submitted() -> None:
+    worker = Worker()
+    gate = threading.Event()
+    order: list[int] = []
+    worker.submit(gate.wait, 5)  # the worker is busy: the rest queue up behind it
+    futs = [worker.submit(order.append, i) for i in range(20)]
+    gate.set()
+    for f in futs:
+        f.result(timeout=5)
+    assert order == list(range(20))
+
+
+def test_flush_waits_for_every_queued_job_and_says_when_it_timed_out() -> None:
+    worker = Worker()
+    assert worker.flush(0.01)  # nothing queued in this process
+    gate = threading.Event()
+    worker.submit(gate.wait, 5)
+    assert not worker.flush(0.05)
+    gate.set()
+    assert worker.flush(5)
+
+
+def test_a_failing_job_gives_its_error_to_its_future_and_the_queue_goes_on(caplog) -> None:
+    worker = Worker()
+
+    def boom() -> None:
+        raise ValueError("broken job")
+
+    failed = worker.submit(boom)
+    after = worker.submit(lambda: "next")
+    with pytest.raises(ValueError, match="broken job"):
+        failed.result(timeout=5)
+    assert after.result(timeout=5) == "next"
+    assert worker.flush(5)
+    assert "accounting job failed" in caplog.text
+
+
+def test_a_waiting_caller_does_not_run_jobs_while_the_worker_is_busy() -> None:
+    worker = Worker()
+    worker.submit(lambda: None).result(timeout=5)  # the worker thread runs
+    with worker._running:  # held by whoever runs jobs: here, as if by the worker
+        queued = worker.submit(lambda: threading.current_thread())
+        worker.run_until(queued)
+        assert not queued.done()
+    assert queued.result(timeout=5) is not threading.current_thread()
+    started, gate = threading.Event(), threading.Event()
+    worker.submit(lambda: started.set() or gate.wait(5))
+    assert started.wait(5)  # the worker thread is busy with this job
+    mine = worker.submit(lambda: threading.current_thread())
+    worker.run_until(mine)  # returns at once: the worker will reach it
+    assert not mine.done()
+    gate.set()
+    assert mine.result(timeout=5) is not threading.current_thread()
+    assert worker.flush(5)
