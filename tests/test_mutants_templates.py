@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
-from prefixlint.analysis.templates import render_segments
+from pathlib import Path
+
+from prefixlint.analysis.templates import analyze_template_file, find_template, render_segments
 from prefixlint.model.layout import DynamicKind, Timing
+from prefixlint.model.settings import Settings
 
 
 def shape(text: str, style: str = "jinja", path: str = "t.j2") -> list[tuple[bool, object]]:
@@ -72,3 +75,20 @@ def test_prompty_static_messages_each_get_their_own_index() -> None:
         ("{{question}}", "user", 3),
     ]
     assert [s.is_last_user_message for s in r.segments] == [False, False, False, True]
+
+
+def test_dotprompt_static_messages_each_get_their_own_index(tmp_path: Path) -> None:
+    text = '---\nmodel: googleai/gemini-1.5-flash\n---\n{{role "system"}}\nBe terse.\n'
+    text += '{{role "user"}}\nHello there.\n{{role "model"}}\nHi.\n{{role "user"}}\n{{question}}\n'
+    (layout,) = analyze_template_file("chat.prompt", text, Settings(), tmp_path).layouts
+    got = [(s.role, s.message_index) for s in layout.segments if s.text.strip()]
+    assert got == [("system", 0), ("user", 1), ("model", 2), ("user", 3)]
+
+
+def test_a_template_is_found_by_its_name_under_the_root_but_not_in_skipped_folders(tmp_path: Path) -> None:
+    for rel in ("src/deep/card.j2", ".venv/lib/other.j2", "node_modules/pkg/other.j2"):
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text("x")
+    for root in (tmp_path, str(tmp_path)):  # the root as a path or as text
+        assert find_template("card.j2", [], root) == (tmp_path / "src/deep/card.j2").resolve()
+        assert find_template("other.j2", [], root) is None
