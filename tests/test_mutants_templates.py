@@ -92,3 +92,14 @@ def test_a_template_is_found_by_its_name_under_the_root_but_not_in_skipped_folde
     for root in (tmp_path, str(tmp_path)):  # the root as a path or as text
         assert find_template("card.j2", [], root) == (tmp_path / "src/deep/card.j2").resolve()
         assert find_template("other.j2", [], root) is None
+
+
+def test_text_trimmed_by_whitespace_control_keeps_its_place() -> None:
+    r = render_segments("Hello   {{- user_name }} and {{ question -}}   \n  bye", style="jinja", path="t.j2")
+    assert [(s.static, s.text, s.location.line, s.location.col) for s in r.segments] == [
+        (True, "Hello", 1, 0),
+        (False, "{{- user_name }}", 1, 8),
+        (True, " and ", 1, 24),
+        (False, "{{ question -}}", 1, 29),
+        (True, "bye", 2, 2),
+    ]
