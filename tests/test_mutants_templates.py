@@ -103,3 +103,20 @@ def test_text_trimmed_by_whitespace_control_keeps_its_place() -> None:
         (False, "{{ question -}}", 1, 29),
         (True, "bye", 2, 2),
     ]
+
+
+def test_the_indexes_of_many_project_roots_stay_bounded(tmp_path: Path) -> None:
+    """A long-lived process (an editor) that analyses many projects keeps a bounded number of file
+    indexes and named-template tables, the most recent ones."""
+    from prefixlint.analysis.templates import files, named
+
+    roots = []
+    for i in range(20):
+        root = tmp_path / str(i)
+        root.mkdir()
+        (root / "prompts.yaml").write_text(f"t{i}:\n  template: |\n    Hi {{name}},\n    rule {i}.\n")
+        roots.append(str(root))
+    for root in roots:
+        assert [t.name for t in named.named_templates(root)] == [f"t{roots.index(root)}"]
+    assert named.named_templates.cache_info().currsize == 8
+    assert files._index.cache_info().currsize == 16
