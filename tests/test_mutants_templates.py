@@ -120,3 +120,9 @@ def test_the_indexes_of_many_project_roots_stay_bounded(tmp_path: Path) -> None:
         assert [t.name for t in named.named_templates(root)] == [f"t{roots.index(root)}"]
     assert named.named_templates.cache_info().currsize == 8
     assert files._index.cache_info().currsize == 16
+
+
+def test_an_empty_prompty_message_takes_no_index() -> None:
+    text = "---\nname: x\n---\nsystem:\nuser:\n{{question}}"
+    r = render_segments(text, style="prompty", path="x.prompty")
+    assert [(s.text, s.role, s.message_index) for s in r.segments] == [("{{question}}", "user", 0)]
