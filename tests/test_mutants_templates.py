@@ -126,3 +126,8 @@ def test_an_empty_prompty_message_takes_no_index() -> None:
     text = "---\nname: x\n---\nsystem:\nuser:\n{{question}}"
     r = render_segments(text, style="prompty", path="x.prompty")
     assert [(s.text, s.role, s.message_index) for s in r.segments] == [("{{question}}", "user", 0)]
+
+
+def test_an_empty_template_has_no_segments() -> None:
+    for style in ("literal", "plain", "format", "jinja"):
+        assert render_segments("", style=style, path="t.txt").segments == [], style
