@@ -73,6 +73,8 @@ class ProviderServer:
             self._bp.clear()
             self.requests.clear()
             self.mode = "normal"
+            self.salt_mode = False
+            self.chunks = 3
             self.delay = 0.0
             self.tool_use = False
             self.fail_next = 0

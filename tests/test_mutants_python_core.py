@@ -310,3 +310,18 @@ def test_the_project_index_skips_tool_folders_and_stops_at_its_limit(
     assert sorted(p.name for p in project._python_files(tmp_path)) == ["a.py", "b.py", "c.py"]
     monkeypatch.setattr(project, "MAX_INDEXED_FILES", 2)
     assert len(project._python_files(tmp_path)) == 2
+
+
+def test_a_parameter_is_not_the_module_template_of_the_same_name(tmp_path: Path) -> None:
+    """``def ask(q, template)`` where the module also defines ``template``: the parameter holds
+    whatever the caller passes (no caller in view), not the module's template, so the timestamp
+    filled into it is no finding at the module's placeholder.
+    Catches: a parameter's name looked up among the module's constants."""
+    app = (
+        "from datetime import datetime\n" + OPENAI + f"RULES = {RULES!r}\n"
+        'template = "Now {now}.\\n" + RULES\n\n\n'
+        "def ask(q, template):\n"
+        "    system = template.format(now=f'{datetime.now():%H:%M}')\n"
+        f"    return {send('system')}\n"
+    )
+    assert check(tmp_path, {"app.py": app}) == []

@@ -265,3 +265,37 @@ def test_helpers_that_call_each_other_send_once_worked_out(tmp_path: Path, monke
     stamps = [next(s for s in lay.segments if not s.static).location for lay in result.layouts]
     assert sorted({loc.line for loc in stamps}) == [8, 12]
     assert sorted(calls) == ["again", "ask", "ask"]  # ask once more at its own hop count
+
+
+# --- the folder a PackageLoader reads (templating._jinja_dirs) -------------------------------------
+
+PACKAGE_APP = f"""{HEAD}from jinja2 import Environment, PackageLoader
+
+env = Environment(loader=PackageLoader(%s))
+
+
+def ask(q):
+    system = env.get_template("sys.j2").render(when=datetime.now())
+    return {SEND}
+"""
+
+
+@needs_analyzer
+def test_a_package_loader_reads_its_folder_or_templates(tmp_path: Path) -> None:
+    """The template the loader finds is the one reported, not a file of the same name elsewhere
+    (which has the value at its end)."""
+    ahead, behind = f"Checked {{{{ when }}}}.\n{RULES}\n", f"{RULES}\nChecked {{{{ when }}}}.\n"
+    files = {
+        "app/__init__.py": "",
+        "app/prompts/sys.j2": ahead,
+        "app/templates/sys.j2": behind,
+        "app/main.py": PACKAGE_APP % '"app", "prompts"',
+    }
+    assert rows(tmp_path / "given", files) == [("PFX101", "app/prompts/sys.j2", 1)]
+    files = {
+        "app/__init__.py": "",
+        "app/templates/sys.j2": ahead,
+        "app/sys.j2": behind,
+        "app/main.py": PACKAGE_APP % '"app"',
+    }
+    assert rows(tmp_path / "default", files) == [("PFX101", "app/templates/sys.j2", 1)]

@@ -6,7 +6,6 @@ import asyncio
 import base64
 import gc
 import logging
-from collections.abc import Iterator
 
 import openai
 import pytest
@@ -19,11 +18,9 @@ SYSTEM = "You are a careful assistant. " + " ".join(f"rule{i}" for i in range(90
 SECRET = base64.b64encode(bytes(range(32))).decode()
 
 
-@pytest.fixture(scope="module")
-def server() -> Iterator[ProviderServer]:
-    srv = ProviderServer().start()
-    yield srv
-    srv.stop()
+@pytest.fixture
+def server(provider_server: ProviderServer) -> ProviderServer:
+    return provider_server
 
 
 @pytest.fixture(autouse=True)

@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import gc
 import warnings
-from collections.abc import Iterator
 
 import anthropic
 import pytest
@@ -21,11 +20,9 @@ TOOLS = [{"name": "lookup", "description": "tool " * 1100, "input_schema": {"typ
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
 
-@pytest.fixture(scope="module")
-def server() -> Iterator[ProviderServer]:
-    srv = ProviderServer().start()
-    yield srv
-    srv.stop()
+@pytest.fixture
+def server(provider_server: ProviderServer) -> ProviderServer:
+    return provider_server
 
 
 @pytest.fixture(autouse=True)

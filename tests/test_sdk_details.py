@@ -12,7 +12,6 @@ import base64
 import hashlib
 import hmac
 import logging
-from collections.abc import Iterator
 
 import anthropic
 import openai
@@ -33,11 +32,9 @@ CLAUDE = "claude-sonnet-4-5"
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
 
-@pytest.fixture(scope="module")
-def server() -> Iterator[ProviderServer]:
-    srv = ProviderServer().start()
-    yield srv
-    srv.stop()
+@pytest.fixture
+def server(provider_server: ProviderServer) -> ProviderServer:
+    return provider_server
 
 
 @pytest.fixture(autouse=True)

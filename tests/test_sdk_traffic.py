@@ -14,7 +14,6 @@ import logging
 import sys
 import threading
 import unicodedata
-from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 
 import anthropic
@@ -36,11 +35,9 @@ TOOLS = [{"name": "lookup", "description": "tool " * 1100, "input_schema": {"typ
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
 
-@pytest.fixture(scope="module")
-def server() -> Iterator[ProviderServer]:
-    srv = ProviderServer().start()
-    yield srv
-    srv.stop()
+@pytest.fixture
+def server(provider_server: ProviderServer) -> ProviderServer:
+    return provider_server
 
 
 @pytest.fixture(autouse=True)
