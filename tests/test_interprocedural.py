@@ -476,3 +476,47 @@ def test_a_test_file_calling_with_a_literal_does_not_make_the_value_static(tmp_p
     _write(tmp_path, files)
     found = _findings(tmp_path)
     assert [(Path(f["filename"]).name, f["code"]) for f in found] == [("agent.py", "PFX109")], found
+
+
+def test_a_process_value_of_one_caller_outranks_an_unknown_value_of_another(tmp_path: Path) -> None:
+    files = {
+        "pkg/__init__.py": "",
+        "pkg/build.py": f'''
+            from openai import OpenAI
+
+            client = OpenAI()
+            RULES = """{RULES}"""
+
+
+            def send(question, header):
+                return client.chat.completions.create(
+                    model="gpt-4.1",
+                    messages=[
+                        {{"role": "system", "content": header + "\\n" + RULES}},
+                        {{"role": "user", "content": question}},
+                    ],
+                )
+        ''',
+        "pkg/a_desk.py": """
+            from pkg.build import send
+
+
+            def ask(question, desk):
+                return send(question, desk.banner)
+        """,
+        "pkg/z_deploy.py": """
+            import os
+
+            from pkg.build import send
+
+            HOST = os.environ["HOSTNAME"]
+
+
+            def ask_here(question):
+                return send(question, HOST)
+        """,
+    }
+    _write(tmp_path, files)
+    found = _findings(tmp_path)
+    # per-request values first, then values fixed per process, then values of unknown nature
+    assert [(Path(f["filename"]).name, f["code"]) for f in found] == [("z_deploy.py", "PFX201")]

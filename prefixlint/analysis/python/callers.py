@@ -158,7 +158,7 @@ def _rank(segs: list[Segment]) -> tuple[int, int, int]:
     worst = max(
         (int(s.breaks_cache), int(s.timing is Timing.REQUEST), int(s.timing is Timing.PROCESS)) for s in dyn
     )
-    return (1, *worst[:2]) if worst[0] else (0, 1, worst[2])
+    return (1, worst[1], worst[2]) if worst[0] else (0, 1, worst[2])
 
 
 class _Busy(tuple):
