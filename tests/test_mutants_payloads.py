@@ -101,3 +101,10 @@ def test_token_opcodes_cover_both_ranges_with_common_ends_equal() -> None:
     ops = _token_opcodes(a, b, 0, len(a), 0, len(b))
     end = n + 1
     assert ops == [("equal", 0, 1, 0, 1), ("replace", 1, end, 1, end), ("equal", end, end + 1, end, end + 1)]
+
+
+def test_a_value_grows_to_the_start_of_the_text() -> None:
+    from prefixlint.analysis.payloads.kinds import value_around
+
+    assert value_around("ab-cd done", 3, 4) == (0, 5)
+    assert value_around("x ab-cd done", 5, 6) == (2, 7)
