@@ -76,3 +76,35 @@ def test_every_table_of_the_piece_cache_is_bounded() -> None:
     assert hashed.chain(b"", hashed.digest("system", None, "message number 0")) == fresh.chain(
         b"", fresh.digest("system", None, "message number 0")
     )
+
+
+def _covers(ops: list, a1: int, a2: int, b1: int, b2: int) -> bool:
+    """The opcodes run without a gap from ``(a1, b1)`` to ``(a2, b2)``."""
+    i, j = a1, b1
+    for _tag, x1, x2, y1, y2 in ops:
+        if (x1, y1) != (i, j):
+            return False
+        i, j = x2, y2
+    return (i, j) == (a2, b2)
+
+
+def test_token_opcodes_cover_both_ranges_with_common_ends_equal() -> None:
+    from prefixlint.analysis.payloads.align import MAX_DIFF_UNITS, _token_opcodes
+
+    a = [0, 1, 2, 3, 4, 5, 6]
+    b = [9, 1, 2, 7, 4, 5, 8]
+    ops = _token_opcodes(a, b, 1, 6, 1, 6)
+    assert ops[0] == ("equal", 1, 3, 1, 3) and ops[-1] == ("equal", 4, 6, 4, 6)
+    assert _covers(ops, 1, 6, 1, 6)
+    n = MAX_DIFF_UNITS + 5  # middles too long to diff: one replace between the common ends
+    a, b = [0, *range(100, 100 + n), 1], [0, *range(500, 500 + n), 1]
+    ops = _token_opcodes(a, b, 0, len(a), 0, len(b))
+    end = n + 1
+    assert ops == [("equal", 0, 1, 0, 1), ("replace", 1, end, 1, end), ("equal", end, end + 1, end, end + 1)]
+
+
+def test_a_value_grows_to_the_start_of_the_text() -> None:
+    from prefixlint.analysis.payloads.kinds import value_around
+
+    assert value_around("ab-cd done", 3, 4) == (0, 5)
+    assert value_around("x ab-cd done", 5, 6) == (2, 7)
