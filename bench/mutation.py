@@ -53,6 +53,7 @@ TESTS = {
         "tests/test_python_analysis.py",
         "tests/test_analysis_mutants.py",
         "tests/test_mutants_python_core.py",
+        "tests/test_mutants_python_rest.py",
         "tests/test_rule_examples.py",
         "tests/test_value_flow.py",
         "tests/test_interprocedural.py",
@@ -63,6 +64,9 @@ TESTS = {
         "tests/test_template_files_linked.py",
         "tests/test_template_render_callers.py",
         "tests/test_python_kinds.py",
+        "tests/test_constructed_objects.py",
+        "tests/test_compound_names.py",
+        "tests/test_flag_branches.py",
     ],
     "prefixlint/analysis/templates/": [
         "tests/test_mutants_templates.py",
