@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import logging
 from types import SimpleNamespace
 
 import pytest
 
 from prefixlint.model.providers import Price
-from prefixlint.sdk.accounting import _usd_saved
+from prefixlint.sdk.accounting import Accountant, _usd_saved
 from prefixlint.sdk.report import CacheReport, Verdict
 from prefixlint.sdk.stats import Stats
 
@@ -109,3 +110,62 @@ def test_dollars_saved_with_a_write_multiplier_instead_of_a_1h_price() -> None:
     assert _usd_saved(_rules(price, 1.25), 2000, usage) == pytest.approx(expected)
     assert _usd_saved(_rules(price, None), 2000, usage) == pytest.approx(2000 * 1.5 / 1e6)
     assert isinstance(_usd_saved(_rules(price), 0, None), float)
+
+
+def _accountant(**opts: object) -> tuple[Accountant, Stats]:
+    stats = Stats(threshold=0.5, window=1)
+    settings = SimpleNamespace(on_low_hit_rate=None, on_report=None, log_level=None, otel=False)
+    settings.__dict__.update(opts)
+    return Accountant(settings, spec=None, tracker=None, stats=stats, clock=None), stats  # type: ignore[arg-type]
+
+
+def test_emit_calls_the_alarm_callback_with_each_key_and_rate(caplog: pytest.LogCaptureFixture) -> None:
+    alarms: list[tuple[str, str, float]] = []
+    reports: list[CacheReport] = []
+    acc, _ = _accountant(on_low_hit_rate=lambda *a: alarms.append(a), on_report=reports.append)
+    report = _report(100, 1000)
+    with caplog.at_level(logging.WARNING, logger="prefixlint"):
+        acc.emit(report)
+    assert alarms == [("tenant", "t1", pytest.approx(0.1)), ("template", "a.py:1", pytest.approx(0.1))]
+    assert reports == [report]
+    assert not [r for r in caplog.records if "hit rate" in r.getMessage()]  # the callback replaces the log
+
+
+def test_emit_logs_the_alarm_without_a_callback(caplog: pytest.LogCaptureFixture) -> None:
+    acc, _ = _accountant()
+    with caplog.at_level(logging.WARNING, logger="prefixlint"):
+        acc.emit(_report(125, 1000, template="app.py:7"))
+    messages = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert messages == [
+        "prefixlint: rolling cache hit rate of tenant t1 fell to 12%",
+        "prefixlint: rolling cache hit rate of template app.py:7 fell to 12%",
+    ]
+
+
+def test_emit_survives_every_failing_callback_and_still_reports(caplog: pytest.LogCaptureFixture) -> None:
+    reports: list[CacheReport] = []
+
+    def broken_alarm(*_: object) -> None:
+        raise RuntimeError("alarm")
+
+    acc, stats = _accountant(on_low_hit_rate=broken_alarm, on_report=reports.append, log_level=logging.INFO)
+    report = _report(100, 1000)
+    with caplog.at_level(logging.INFO, logger="prefixlint"):
+        acc.emit(report)
+    assert reports == [report]  # a broken alarm callback does not stop the report callback
+    texts = [r.getMessage() for r in caplog.records]
+    assert texts.count("prefixlint: on_low_hit_rate callback failed") == 2
+    assert report.summary() in texts  # logged at the level asked for
+
+    def broken_report(_: CacheReport) -> None:
+        raise RuntimeError("report")
+
+    acc.opts.on_report = broken_report
+    stats.add = None  # type: ignore[method-assign]  # the stats fail too
+    caplog.clear()
+    with caplog.at_level(logging.INFO, logger="prefixlint"):
+        acc.emit(report)
+    texts = [r.getMessage() for r in caplog.records]
+    assert "prefixlint: stats failed" in texts
+    assert "prefixlint: on_report callback failed" in texts
+    assert report.summary() in texts
