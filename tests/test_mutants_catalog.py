@@ -47,3 +47,30 @@ def test_remembered_answers_are_bounded(monkeypatch: pytest.MonkeyPatch) -> None
         assert len(cat._calls_seen) <= 4 and len(cat._prompt_names_seen) <= 4
     assert cat.classify_call("datetime.now") is DynamicKind.TIMESTAMP
     assert cat.is_prompt_name("SYSTEM_PROMPT") is True
+
+
+@pytest.mark.parametrize(
+    ("name", "kind"),
+    [
+        ("user.name", DynamicKind.USER_IDENTITY),  # an owner word after a person: who asks
+        ("user.email", DynamicKind.USER_IDENTITY),
+        ("project.name", None),  # the name of something else says nothing about who asks
+        ("self.name", None),
+    ],
+)
+def test_an_owner_word_takes_the_kind_of_what_it_belongs_to(name: str, kind: DynamicKind | None) -> None:
+    assert builtin_catalog().classify_name(name)[0] is kind
+
+
+@pytest.mark.parametrize(
+    ("name", "kind"),
+    [
+        ("user_docs", DynamicKind.RETRIEVED_CONTEXT),  # the head noun decides, not the first word
+        ("timestamp_docs", DynamicKind.RETRIEVED_CONTEXT),
+        ("user_history", DynamicKind.HISTORY),
+        ("user_search_results", DynamicKind.RETRIEVED_CONTEXT),
+        ("current_user_id", DynamicKind.USER_IDENTITY),
+    ],
+)
+def test_a_compound_name_takes_the_kind_of_its_head_noun(name: str, kind: DynamicKind) -> None:
+    assert builtin_catalog().classify_name(name) == (kind, 0.6)
