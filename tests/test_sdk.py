@@ -193,13 +193,31 @@ def test_streaming_chat_with_and_without_usage(server: ProviderServer) -> None:
     stream = client.chat.completions.create(model="gpt-4o", messages=_msgs("a"), stream=True)
     assert "".join(c.choices[0].delta.content or "" for c in stream if c.choices) == "w0 w1 w2 "
     assert "stream_options" not in server.requests[-1]
-    assert reports[-1].verdict is Verdict.UNVERIFIED
+    unverified = reports[-1]
+    assert unverified.verdict is Verdict.UNVERIFIED and unverified.reported_cached is None
+    assert unverified.prompt_tokens is None and unverified.tokens_saved == 0 and unverified.usd_saved == 0
+    assert (unverified.cache_write, unverified.cache_write_5m, unverified.cache_write_1h) == (0, 0, 0)
     opted = _client(server, reports, key="k2", include_usage=True)
     chunks = list(opted.chat.completions.create(model="gpt-4o", messages=_msgs("b"), stream=True))
     assert chunks[-1].choices == [] and chunks[-1].usage is not None
     assert server.requests[-1]["stream_options"] == {"include_usage": True}
     assert reports[-1].verdict is Verdict.EXPECTED_MISS and reports[-1].reported_cached == 0
     assert reports[-1].stream
+
+
+def test_verification_off_reports_usage_without_a_verdict(server: ProviderServer) -> None:
+    reports: list[CacheReport] = []
+    client = _client(server, reports, verify=False)
+    for word in ("one", "two"):
+        client.chat.completions.create(model="gpt-4o", messages=_msgs(word))
+    assert [r.verdict for r in reports] == [Verdict.UNVERIFIED, Verdict.UNVERIFIED]
+    assert reports[1].causes == ("verification is off (verify=False)",)
+    hit = reports[1]
+    assert hit.reported_cached and hit.reported_cached >= 1024  # the usage is still read and counted
+    assert hit.tokens_saved == hit.reported_cached and hit.usd_saved > 0
+    assert hit.predicted_cached == 0 and hit.prompt_tokens
+    assert abs(hit.local_prompt_tokens - hit.prompt_tokens) <= hit.prompt_tokens // 20  # still counted here
+    assert sdk.stats(client).cached_tokens == hit.reported_cached
 
 
 def test_stream_closed_early_or_abandoned_still_reports(server: ProviderServer) -> None:
