@@ -108,3 +108,75 @@ def test_a_value_grows_to_the_start_of_the_text() -> None:
 
     assert value_around("ab-cd done", 3, 4) == (0, 5)
     assert value_around("x ab-cd done", 5, 6) == (2, 7)
+
+
+def test_an_empty_first_prompt_aligns_as_text_the_others_add() -> None:
+    from prefixlint.analysis.payloads.compare import Input, compare, read_samples
+    from prefixlint.model.settings import Settings
+
+    inputs = [Input("a.txt", ""), Input("b.txt", "hello world"), Input("c.txt", "hello there")]
+    samples, cache, texts = read_samples(inputs, Settings(), as_text=True)
+    (span,) = compare(samples, cache, "openai", "gpt-4.1", texts).to_dict()["alignment"]["varying_spans"]
+    assert span["path"] == "prompt" and span["token"] == 0
+    assert span["values"] == ["", "hello world", "hello there"]
+
+
+def test_a_top_level_cache_control_is_located_at_its_key() -> None:
+    from prefixlint.analysis.payloads.analyze import analyze_payload_file
+    from prefixlint.model.settings import Settings
+
+    body = {
+        "model": "claude-sonnet-4-5",
+        "max_tokens": 100,
+        "cache_control": {"type": "ephemeral"},
+        "system": SYSTEM,
+        "messages": [{"role": "user", "content": "Hi there"}],
+    }
+    (layout,) = analyze_payload_file("req.json", json.dumps(body, indent=2), Settings()).layouts
+    cc = layout.segments[-1].cache_control
+    assert cc is not None and cc.ttl == "5m"
+    assert cc.location is not None and (cc.location.path, cc.location.line) == ("req.json", 4)
+
+
+def test_inputs_are_read_in_order_with_standard_input_once(tmp_path) -> None:
+    import pytest
+
+    from prefixlint.analysis.payloads.compare import InputError, load_inputs
+
+    a, b = tmp_path / "a.json", tmp_path / "b.txt"
+    a.write_text('{"messages": []}', encoding="utf-8")
+    b.write_text("plain prompt", encoding="utf-8")
+    got = load_inputs([str(a), "-", str(b)], lambda: "from stdin")
+    assert [(i.name, i.text) for i in got] == [
+        (str(a), '{"messages": []}'),
+        ("-", "from stdin"),
+        (str(b), "plain prompt"),
+    ]
+    with pytest.raises(InputError, match="standard input can be given once"):
+        load_inputs(["-", "-"], lambda: "x")
+
+
+def test_head_fingerprint_hashes_the_leading_system_messages_of_each_api() -> None:
+    from prefixlint.analysis.payloads.pieces import head_fingerprint, head_pieces
+
+    cache = PieceCache(tokenizer_for("openai", "gpt-4.1"), snapshots=False)
+    for api, key in (("chat", "messages"), ("responses", "input")):
+        body = {
+            "model": "gpt-4.1",
+            key: [{"role": "system", "content": SYSTEM}, {"role": "user", "content": "Hi"}],
+        }
+        other = {**body, key: [{"role": "system", "content": SYSTEM + " Be brief."}, body[key][1]]}
+        fp = head_fingerprint(body, api, cache)
+        assert fp == head_pieces(body, api, cache)[-1].chain.hex()[:16]
+        assert fp != head_fingerprint(other, api, cache)
+
+
+def test_a_text_block_with_cache_control_means_anthropic_messages() -> None:
+    from prefixlint.analysis.payloads.shapes import detect_api
+
+    block = {"type": "text", "text": "Summarise the report.", "cache_control": {"type": "ephemeral"}}
+    assert (
+        detect_api({"model": "some-model", "messages": [{"role": "user", "content": [block]}]}) == "messages"
+    )
+    plain = {"type": "text", "text": "Summarise the report."}
+    assert detect_api({"model": "some-model", "messages": [{"role": "user", "content": [plain]}]}) == "chat"
