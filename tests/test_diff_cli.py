@@ -186,3 +186,15 @@ def test_provider_option_sets_tokenizer_and_target(tmp_path: Path) -> None:
     assert code == 0 and data["provider"] == "vllm" and data["tokenizer"]["encoding"] == "cl100k_base"
     assert data["checks"][0]["passed"] and "vllm's rules" in data["checks"][0]["check"]
     assert invoke(["diff", a, b, "--provider", "nope"], tmp_path)[0] == 2
+
+
+def test_an_empty_request_as_the_reference_is_compared_not_a_crash(tmp_path: Path) -> None:
+    empty = write(tmp_path / "a.json", {"model": "gpt-4.1", "messages": []})
+    b = write(tmp_path / "b.json", chat(f"Request 1. {LONG}"))
+    c = write(tmp_path / "c.json", chat(f"Request 2. {LONG}"))
+    code, out, err = invoke(["diff", empty, b, c], tmp_path)
+    assert code == 0 and "internal error" not in err
+    assert "B diverges from A at token 0" in out and "content only one request has" in out
+    code, data, _ = diff_json(tmp_path, empty, b, c)
+    assert code == 0
+    assert [(p["shared_tokens"], p["total_a"], p["diverges"]) for p in data["pairs"]] == [(0, 0, True)] * 2

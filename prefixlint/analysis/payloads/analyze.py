@@ -158,7 +158,7 @@ def aligned_layout(alignment: Alignment, plain: Layout, samples: int | None = No
             u = v
         if base.cache_control is not None and segs:
             segs[-1] = evolve(segs[-1], cache_control=base.cache_control)
-    for span in span_at.values():  # text only other samples have, after the reference's end
+    for span in span_at.values() if plain.segments else ():  # text only other samples have, after the end
         segs.append(_dynamic_segment(span, plain.segments[-1], False))
     if alignment.tool_order_varies:
         first = next((i for i, s in enumerate(segs) if s.section is Section.TOOLS), None)

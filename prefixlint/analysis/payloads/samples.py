@@ -119,7 +119,7 @@ class Sample:
 
     def locate(self, piece: int, start: int, end: int) -> SourceLocation | None:
         """Where characters ``[start, end)`` of piece ``piece``'s text sit in the sample's file."""
-        if self.payload is None:
+        if self.payload is None or not 0 <= piece < len(self.pieces):  # an empty request has no pieces
             return None
         return self.payload.locate_text(self.pieces[piece].path, start, end)
 
