@@ -150,7 +150,7 @@ def test_a_call_through_a_factory_without_a_return_annotation(tmp_path: Path) ->
         f"    system = load().helper.build() + vendor.make().helper.build() + {NOW} + RULES\n"
         f"    return {send('system')}\n"
     )
-    assert codes(check(tmp_path, {"app.py": app})) == [("PFX101", "app.py", 15)]
+    assert codes(check(tmp_path, {"app.py": app})) == [("PFX101", "app.py", 17)]
 
 
 def test_a_line_of_a_triple_quoted_template_is_moved_to_its_end(tmp_path: Path) -> None:
@@ -273,7 +273,7 @@ def test_a_method_that_sends_the_messages_it_is_passed(tmp_path: Path, passed: s
         "    def ask(self, q):\n"
         f"        return self._send({passed})\n"
     )
-    assert codes(check(tmp_path, {"app.py": app})) == [("PFX101", "app.py", 15)]
+    assert codes(check(tmp_path, {"app.py": app})) == [("PFX101", "app.py", 17)]
 
 
 def test_a_langchain_template_format_chooses_its_placeholders(tmp_path: Path) -> None:
@@ -325,3 +325,39 @@ def test_a_parameter_is_not_the_module_template_of_the_same_name(tmp_path: Path)
         f"    return {send('system')}\n"
     )
     assert check(tmp_path, {"app.py": app}) == []
+
+
+FIXED_CALL = 'prompter.system("default")'
+
+
+def test_a_method_binds_its_arguments_after_self(tmp_path: Path) -> None:
+    """``prompter.system(stamp)`` binds ``stamp`` to the method's first parameter after ``self``: the
+    call that passes a constant sends a static prompt, the one that passes the time does not.
+    Catches: ``self`` not skipped when a method's arguments are bound (``evaluate.call_function``),
+    which left ``stamp`` to its callers, the costliest of which is the time."""
+    app = (
+        "import time\n" + OPENAI + f"RULES = {RULES!r}\n\n\n"
+        "class Prompter:\n"
+        "    def system(self, stamp):\n"
+        '        return f"Session {stamp}.\\n" + RULES\n\n\n'
+        "prompter = Prompter()\n\n\n"
+        "def ask(q):\n"
+        f"    return {send('prompter.system(time.time())')}\n\n\n"
+        "def ask_fixed(q):\n"
+        f"    return {send(FIXED_CALL)}\n"
+    )
+    assert codes(check(tmp_path, {"app.py": app})) == [("PFX101", "app.py", 17)]
+
+
+@pytest.mark.parametrize(
+    ("source", "name"),
+    [('"Config"', "Config"), ('" Config "', "Config"), ('"dict[str, Config]"', ""), ("Config", "Config")],
+)
+def test_the_class_a_string_annotation_names(source: str, name: str) -> None:
+    """A quoted annotation names its class; a quoted expression names none (an empty string).
+    Catches: ``class_annotation`` returning None for a quoted annotation (``collect.py``)."""
+    import libcst as cst
+
+    from prefixlint.analysis.python.collect import class_annotation
+
+    assert class_annotation(cst.parse_expression(source)) == name
