@@ -361,3 +361,18 @@ def test_the_class_a_string_annotation_names(source: str, name: str) -> None:
     from prefixlint.analysis.python.collect import class_annotation
 
     assert class_annotation(cst.parse_expression(source)) == name
+
+
+def test_the_repr_of_a_module_function_prints_a_memory_address(tmp_path: Path) -> None:
+    """``f"{lookup!r}"`` of a function defined in the module prints ``<function lookup at 0x...>``,
+    which differs between processes: PFX403 at that placeholder.
+    Catches: module functions (and module-level classes) not seen as address reprs (``evaluate.py``)."""
+    app = (
+        OPENAI + f"RULES = {RULES!r}\n\n\n"
+        "def lookup(name):\n"
+        "    return name\n\n\n"
+        "def ask(q):\n"
+        '    system = f"Tool: {lookup!r}.\\n" + RULES\n'
+        f"    return {send('system')}\n"
+    )
+    assert codes(check(tmp_path, {"app.py": app})) == [("PFX403", "app.py", 12)]
