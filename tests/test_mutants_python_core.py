@@ -376,3 +376,22 @@ def test_the_repr_of_a_module_function_prints_a_memory_address(tmp_path: Path) -
         f"    return {send('system')}\n"
     )
     assert codes(check(tmp_path, {"app.py": app})) == [("PFX403", "app.py", 12)]
+
+
+def test_a_field_whose_default_is_none_is_set_later_and_named_by_its_name(tmp_path: Path) -> None:
+    """``current_time: str | None = field(default=None)`` is a placeholder the instance fills later:
+    what its name says (a timestamp), not the text ``None``.
+    Catches: a ``field(default=None)`` read as its default's text (``evaluate._field``)."""
+    app = (
+        "from dataclasses import dataclass, field\n\n" + OPENAI + f"RULES = {RULES!r}\n\n\n"
+        "@dataclass\n"
+        "class Turn:\n"
+        "    current_time: str | None = field(default=None)\n"
+        '    topic: str = field(default="payroll")\n\n\n'
+        "def ask(q, turn: Turn):\n"
+        '    system = f"Topic: {turn.topic}. Now: {turn.current_time}.\\n" + RULES\n'
+        f"    return {send('system')}\n"
+    )
+    found = check(tmp_path, {"app.py": app})
+    assert codes(found) == [("PFX101", "app.py", 11)]  # reported where the field is declared
+    assert "current_time" in found[0]["message"]
