@@ -150,7 +150,7 @@ def test_a_call_through_a_factory_without_a_return_annotation(tmp_path: Path) ->
         f"    system = load().helper.build() + vendor.make().helper.build() + {NOW} + RULES\n"
         f"    return {send('system')}\n"
     )
-    assert codes(check(tmp_path, {"app.py": app})) == [("PFX101", "app.py", 17)]
+    assert codes(check(tmp_path, {"app.py": app})) == [("PFX101", "app.py", 15)]
 
 
 def test_a_line_of_a_triple_quoted_template_is_moved_to_its_end(tmp_path: Path) -> None:
@@ -273,7 +273,7 @@ def test_a_method_that_sends_the_messages_it_is_passed(tmp_path: Path, passed: s
         "    def ask(self, q):\n"
         f"        return self._send({passed})\n"
     )
-    assert codes(check(tmp_path, {"app.py": app})) == [("PFX101", "app.py", 17)]
+    assert codes(check(tmp_path, {"app.py": app})) == [("PFX101", "app.py", 15)]
 
 
 def test_a_langchain_template_format_chooses_its_placeholders(tmp_path: Path) -> None:
