@@ -477,3 +477,34 @@ def test_an_attribute_naming_the_project_or_configuration_is_fixed_for_the_run(
     assert _lines_in(found, "prompts/step.prompt") == [offset + 45]
     (finding,) = found
     assert finding["value"]["kind"] == "memory" and not finding.get("also")
+
+
+def test_a_run_time_template_name_links_at_most_the_choice_limit(tmp_path: Path):
+    """``get_template(f"{name}.md")`` with more matching files than the analyzer rebuilds a prompt
+    for: the first ``MAX_TEMPLATE_CHOICES`` files each get their finding, the rest are not analysed,
+    and the run does not fail."""
+    from prefixlint.analysis.python.templating import MAX_TEMPLATE_CHOICES
+
+    header = "---\nNOW: {{ CURRENT_TIME }}\n---\n"
+    files = {f"agents/agent{i:02d}.md": header + RULES for i in range(MAX_TEMPLATE_CHOICES + 3)}
+    files["app.py"] = _module(
+        f"""
+        import os
+        from jinja2 import Environment, FileSystemLoader
+
+        env = Environment(loader=FileSystemLoader(os.path.join(os.path.dirname(__file__), "agents")))
+
+        def answer(prompt_name, question):
+            values = {{"CURRENT_TIME": datetime.datetime.now().strftime("%H:%M:%S")}}
+            system = env.get_template(f"{{prompt_name}}.md").render(**values)
+            return {SEND}
+        """
+    )
+    code, out, _ = invoke(
+        ["check", "--no-cache", "--output-format", "json", "."], cwd=_project(tmp_path, files)
+    )
+    assert code == 1
+    found = json.loads(out)
+    assert not [f for f in found if f["code"].startswith("PFX0")]  # no crash, no internal error
+    reported = {f["filename"] for f in found if f["location"]["row"] == 2}
+    assert len(reported) == MAX_TEMPLATE_CHOICES and all(name.startswith("agents/agent") for name in reported)
