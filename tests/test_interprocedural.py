@@ -21,6 +21,25 @@ RULES = " ".join(
 )
 
 
+# A module whose ``send(question, header)`` puts ``header`` ahead of the rules in the system prompt.
+SEND_WITH_HEADER = f'''
+    from openai import OpenAI
+
+    client = OpenAI()
+    RULES = """{RULES}"""
+
+
+    def send(question, header):
+        return client.chat.completions.create(
+            model="gpt-4.1",
+            messages=[
+                {{"role": "system", "content": header + "\\n" + RULES}},
+                {{"role": "user", "content": question}},
+            ],
+        )
+'''
+
+
 def _at(findings: list[dict], path: str) -> list[dict]:
     return [f for f in findings if Path(f["filename"]).as_posix().endswith(path)]
 
@@ -165,22 +184,7 @@ def test_parameter_resolved_through_callers(tmp_path: Path) -> None:
     files = {
         "pkg/__init__.py": "",
         "pkg/core/__init__.py": "",
-        "pkg/core/build.py": f'''
-            from openai import OpenAI
-
-            client = OpenAI()
-            RULES = """{RULES}"""
-
-
-            def send(question, header):
-                return client.chat.completions.create(
-                    model="gpt-4.1",
-                    messages=[
-                        {{"role": "system", "content": header + "\\n" + RULES}},
-                        {{"role": "user", "content": question}},
-                    ],
-                )
-        ''',
+        "pkg/core/build.py": SEND_WITH_HEADER,
         "pkg/main.py": """
             from pkg.core.build import send
 
@@ -481,22 +485,7 @@ def test_a_test_file_calling_with_a_literal_does_not_make_the_value_static(tmp_p
 def test_a_process_value_of_one_caller_outranks_an_unknown_value_of_another(tmp_path: Path) -> None:
     files = {
         "pkg/__init__.py": "",
-        "pkg/build.py": f'''
-            from openai import OpenAI
-
-            client = OpenAI()
-            RULES = """{RULES}"""
-
-
-            def send(question, header):
-                return client.chat.completions.create(
-                    model="gpt-4.1",
-                    messages=[
-                        {{"role": "system", "content": header + "\\n" + RULES}},
-                        {{"role": "user", "content": question}},
-                    ],
-                )
-        ''',
+        "pkg/build.py": SEND_WITH_HEADER,
         "pkg/a_desk.py": """
             from pkg.build import send
 
