@@ -6,7 +6,14 @@ import math
 
 import pytest
 
-from prefixlint.analysis.payloads.pieces import PieceCache, head_key, pieces_from_request, uncounted_pieces
+from prefixlint.analysis.payloads.markers import VolatileText
+from prefixlint.analysis.payloads.pieces import (
+    PieceCache,
+    _raw_pieces,
+    head_key,
+    pieces_from_request,
+    uncounted_pieces,
+)
 from prefixlint.model.providers import get_provider
 from prefixlint.model.tokens import tokenizer_for
 from prefixlint.sdk import sightings
@@ -163,3 +170,46 @@ def test_a_counted_sighting_joins_the_routing_rate_when_it_was_sent() -> None:
     pieces = pieces_from_request(_body("second", system=long_system), "chat", CACHE)
     assert tracker.route_rate(domain, pieces, 110.0) == 2  # the sighting at 100 s and this one
     assert tracker.route_rate(domain, pieces, 161.0) == 2  # the first fell out of the 60 s window
+
+
+def _first_text_key(body: dict, api: str) -> int | None:
+    """What ``head_key`` is defined as: a hash of the first bytes of the first raw piece's text."""
+    raw = [text for _, _, _, text, _, _, _ in _raw_pieces(body, api)]
+    return hash(raw[0][:16].encode("utf-8", "surrogatepass")[:16]) if raw else None
+
+
+@pytest.mark.parametrize(
+    ("body", "api"),
+    [
+        (_body("q"), "chat"),  # the plain first message (the fast path)
+        ({"messages": [{"role": "user", "content": "é" * 40}]}, "chat"),  # 16 bytes cut inside a character
+        ({"input": [{"role": "user", "content": "hello there"}]}, "responses"),
+        ({"input": "a plain string input"}, "responses"),
+        ({"instructions": "be brief", "input": [{"role": "user", "content": "x"}]}, "responses"),
+        ({"system": "sys text", "messages": [{"role": "user", "content": "x"}]}, "messages"),
+        (
+            {"tools": [{"name": "t", "description": "d"}], "messages": [{"role": "user", "content": "x"}]},
+            "chat",
+        ),
+        (
+            {"response_format": {"type": "json_object"}, "messages": [{"role": "user", "content": "x"}]},
+            "chat",
+        ),
+        ({"messages": [{"role": "user", "content": [{"type": "text", "text": "part one"}]}]}, "chat"),
+        ({"messages": [{"role": "assistant", "content": None, "tool_calls": [{"id": "1"}]}]}, "chat"),
+        ({"messages": [{"role": "user", "content": VolatileText("today is monday", "d")}]}, "chat"),
+        ({"messages": [{"role": "user"}]}, "chat"),
+        ({"messages": ["not a dict"]}, "chat"),
+        ({"messages": []}, "chat"),
+        ({"model": "m"}, "chat"),
+    ],
+)
+def test_head_key_is_the_hash_of_the_first_pieces_first_bytes(body: dict, api: str) -> None:
+    assert head_key(body, api) == _first_text_key(body, api)
+
+
+def test_head_keys_differ_when_the_first_bytes_differ_and_agree_when_only_later_text_does() -> None:
+    a = head_key(_body("q", system="A" * 15 + "b and then more"), "chat")
+    assert a == head_key(_body("other", system="A" * 15 + "b but different later"), "chat")
+    assert a != head_key(_body("q", system="A" * 15 + "c and then more"), "chat")
+    assert head_key({"messages": [{"role": "user", "content": ""}]}, "chat") == hash(b"")

@@ -630,9 +630,27 @@ def head_key(body: dict[str, Any], api: str) -> int | None:
     Two requests whose keys differ share no cached prefix in the cache model: not their first piece,
     not its first sketch block, so nothing after it either. Equal keys say nothing (they may).
     """
-    for _, _, _, text, _, _, _ in _raw_pieces(body, api):
-        return hash(text[:HEAD_KEY_BYTES].encode("utf-8", "surrogatepass")[:HEAD_KEY_BYTES])
-    return None
+    text = _first_message_text(body, api)
+    if text is None:
+        first = next(_raw_pieces(body, api), None)
+        if first is None:
+            return None
+        text = first[3]
+    return hash(text[:HEAD_KEY_BYTES].encode("utf-8", "surrogatepass")[:HEAD_KEY_BYTES])
+
+
+def _first_message_text(body: dict[str, Any], api: str) -> str | None:
+    """The first piece's text when it is the plain text of the first message and nothing comes before
+    it (no tools, formats, system or instructions); None otherwise (then :func:`_raw_pieces` says)."""
+    for k in _HEAD_KEYS:
+        if k in body:
+            return None
+    msgs = body.get(messages_key(api))
+    if type(msgs) is not list or not msgs:
+        return None
+    first = msgs[0]
+    content = first.get("content") if type(first) is dict else None
+    return content if type(content) is str else None
 
 
 def uncounted_pieces(
