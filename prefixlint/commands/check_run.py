@@ -215,6 +215,22 @@ def _settings_lookup(resolver: Any, targets: list[Any]) -> Callable[[str], Setti
 
 
 def _check_paths(paths: list[Path], resolver: Any, run_options: Any, opts: CheckOptions) -> int:
+    # What discovery and the run need, imported before a worker is forked: it shares them.
+    import prefixlint.lint.discover
+    import prefixlint.lint.rule_codes
+    import prefixlint.lint.runner  # noqa: F401
+    from prefixlint.lint.prestart import maybe_prestart
+    from prefixlint.lint.workers import discard_prestarted
+
+    changed = _changed_lines(opts.changed_since, paths)
+    maybe_prestart([str(p) for p in paths])  # its imports overlap discovery and settings checks
+    try:
+        return _check_found(paths, resolver, run_options, opts, changed)
+    finally:
+        discard_prestarted()
+
+
+def _check_found(paths: list[Path], resolver: Any, run_options: Any, opts: CheckOptions, changed: Any) -> int:
     import dataclasses
 
     from prefixlint.lint.discover import discover
@@ -222,7 +238,6 @@ def _check_paths(paths: list[Path], resolver: Any, run_options: Any, opts: Check
     from prefixlint.lint.runner import check_targets, finalize, relint
     from prefixlint.report.progress import progress_bar
 
-    changed = _changed_lines(opts.changed_since, paths)
     unread: list[str] = []
     targets = discover(paths, resolver, force_exclude=opts.force_exclude, unread=unread)
     for warning in resolver.warnings:

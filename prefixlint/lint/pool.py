@@ -9,6 +9,7 @@ PFX001 finding on that file and every other file is still checked. Where a child
 from __future__ import annotations
 
 import contextlib
+import functools
 import gc
 import os
 from collections.abc import Callable, Iterator
@@ -46,6 +47,16 @@ def check_target(target: Target, prefilter: bool = True) -> FileResult:
             return FileResult(path=target.path, skipped=True)
         return check_source(target.path, text, target.settings, target.kind)
     return check_source(target.path, None, target.settings, target.kind)
+
+
+def _check_nth(todo: list[Target], prefilter: bool, overlay: dict[str, str], i: int) -> FileResult:
+    """``check_target(todo[i])``: picklable, for a worker forked before ``overlay`` was set here."""
+    if not overlay:
+        return check_target(todo[i], prefilter)
+    from prefixlint.model.source_text import source_overlay
+
+    with source_overlay(overlay):
+        return check_target(todo[i], prefilter)
 
 
 def crash_result(target: Target, reason: str) -> FileResult:
@@ -104,29 +115,30 @@ def run_checks(
 
     ``isolate=False`` checks small batches in this process (no protection from native crashes).
     """
-    if not todo:
-        return []
-    jobs = max(1, min(jobs or os.cpu_count() or 1, len(todo)))
-    if isolate:
-        from prefixlint.lint.workers import can_fork, run_forked
-
-        if can_fork():
-            _FORKED_RUNS.append(len(todo))
-            if jobs > 1 or len(_FORKED_RUNS) > 1:  # several children, or --fix's next rounds
-                _warm_up(todo, prefilter)  # loaded once here, shared by every child
-            size = len(todo) if jobs == 1 else max(1, min(64, len(todo) // (jobs * 4)))
-            return run_forked(
-                len(todo),
-                lambda i: check_target(todo[i], prefilter),
-                lambda i, reason: crash_result(todo[i], reason),
-                jobs,
-                size,
-                (lambda _i, res: progress(res)) if progress else None,
-                fewer_gc_passes,
-            )
-    from prefixlint.lint.checker import forget_projects
+    from prefixlint.lint.workers import can_fork, discard_prestarted, run_forked
     from prefixlint.model.source_text import _OVERLAY
 
+    if not todo:
+        discard_prestarted()  # every result was cached
+        return []
+    jobs = max(1, min(jobs or os.cpu_count() or 1, len(todo)))
+    if isolate and can_fork():
+        _FORKED_RUNS.append(len(todo))
+        if jobs > 1 or len(_FORKED_RUNS) > 1:  # several children, or --fix's next rounds
+            _warm_up(todo, prefilter)  # loaded once here, shared by every child
+        size = len(todo) if jobs == 1 else max(1, min(64, len(todo) // (jobs * 4)))
+        return run_forked(
+            len(todo),
+            functools.partial(_check_nth, todo, prefilter, dict(_OVERLAY)),
+            lambda i, reason: crash_result(todo[i], reason),
+            jobs,
+            size,
+            (lambda _i, res: progress(res)) if progress else None,
+            fewer_gc_passes,
+        )
+    from prefixlint.lint.checker import forget_projects
+
+    discard_prestarted()  # no forked worker in this run
     overlay = dict(_OVERLAY)
     if isolate:  # no fork here (other threads, or no os.fork): fresh worker processes instead
         return _run_pool(todo, jobs, prefilter, overlay, progress, fresh=True)

@@ -70,15 +70,14 @@ def code_fingerprint() -> str:
 @functools.cache
 def third_party_plugins() -> tuple[str, ...]:
     """``entry-point=distribution==version`` for each plugin installed from outside prefixlint."""
-    from importlib.metadata import entry_points
+    from prefixlint.plugins.entry_points import entry_points
 
     found = set()
     # prefixlint.plugins.ENTRY_POINT_GROUP, spelt out: that module costs more to import than this.
     for ep in entry_points(group="prefixlint.plugins"):
         if ep.value.split(":", 1)[0].startswith("prefixlint."):
             continue
-        dist = ep.dist
-        found.add(f"{ep.name}={dist.name}=={dist.version}" if dist is not None else f"{ep.name}={ep.value}")
+        found.add(f"{ep.name}={ep.dist}")
     return tuple(sorted(found))
 
 

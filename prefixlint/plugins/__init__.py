@@ -19,7 +19,6 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, field
 from functools import cache
-from importlib.metadata import entry_points
 from typing import Any
 
 log = logging.getLogger(__name__)
@@ -81,6 +80,8 @@ class Plugin:
 def load_plugins() -> tuple[Plugin, ...]:
     """Every installed plugin: built-ins first, then third-party entry points. Broken ones are logged."""
     import importlib
+
+    from prefixlint.plugins.entry_points import entry_points
 
     plugins: list[Plugin] = []
     seen: set[str] = set()
