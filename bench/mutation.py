@@ -390,6 +390,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--report", action="store_true", help="print the state file's results and exit")
     ap.add_argument("--show", metavar="ID", help="print one mutant's change and exit")
     ap.add_argument("--only", metavar="ID", action="append", default=[], help="run only these mutants")
+    ap.add_argument(
+        "--map",
+        type=Path,
+        help="a coverage map (bench/mutation_map.py): each mutant runs the test files that run its "
+        "statement, its folder's first; a mutant no test runs survives without a run",
+    )
     args = ap.parse_args(argv)
 
     mutants = [m for m in all_mutants() if m.path.startswith(args.path)]
@@ -419,6 +425,12 @@ def main(argv: list[str] | None = None) -> int:
     if args.report:
         return report([state[m.id] for m in mutants if m.id in state])
 
+    cmap = None
+    if args.map:
+        sys.path.insert(0, str(ROOT / "bench"))
+        from mutation_map import CoverageMap
+
+        cmap = CoverageMap.load(args.map)
     warm_imports()
     scratch = scratch_copy()
     started = time.monotonic()
@@ -429,6 +441,19 @@ def main(argv: list[str] | None = None) -> int:
                 print("time is up: stopping (run again with --resume)", flush=True)
                 break
             tests = tests_for(m.path)
+            if cmap is not None:
+                running = cmap.tests_running(m.path, m.line)
+                tests = [t for t in tests if t in running] + sorted(running.difference(tests))
+                if not tests:
+                    row = {"id": m.id, "status": "survived", "seconds": 0.0, "change": "no test runs it: "}
+                    row["change"] += diff_line(ROOT, m, mutated_source(ROOT, m))
+                    state[m.id] = row
+                    with args.state.open("a", encoding="utf-8") as f:
+                        f.write(json.dumps(row) + "\n")
+                    print(f"survived   0.0s  {m.id} (no test runs it)", flush=True)
+                    continue
+                # The map's runs passed, and their time (under coverage, so longer) sets the timeout.
+                clean.setdefault(tuple(tests), sum(cmap.seconds[t] for t in tests))
             if tuple(tests) not in clean:  # the clean run: must pass, and sets the timeout
                 result, seconds = run_tests(scratch, tests, 600, cache_bytecode=True)
                 if result != "passed":

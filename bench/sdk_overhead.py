@@ -19,6 +19,12 @@ Goals (issue 11): <= 0.5 ms p50 added at 10k tokens for a growing conversation, 
 
     python bench/sdk_overhead.py [--calls 100] [--sizes 1000,10000,50000] [--record]
     python bench/sdk_overhead.py --smoke   # a few calls of each shape; exits 1 if anything is off (CI)
+    python bench/sdk_overhead.py --server-cpu 1   # the server on CPU 1, the client on the others
+
+By default the local server shares every core with the client and its accounting worker, so any CPU
+the worker spends during a request competes with the server's answer. A hosted provider answers from
+other machines; ``--server-cpu N`` comes closer to that: the server runs on CPU ``N`` alone and the
+client (with its worker) on the other CPUs. Both figures are reported, neither replaces the other.
 """
 
 from __future__ import annotations
@@ -188,10 +194,22 @@ def run(url: str, shape: str, size: int, calls: int, background: bool) -> dict:
     }
 
 
-def start_server() -> tuple[subprocess.Popen, str]:
-    """The provider server in its own process, so it does not share the GIL with the client."""
+def start_server(cpu: int | None = None) -> tuple[subprocess.Popen, str]:
+    """The provider server in its own process, so it does not share the GIL with the client; with
+    ``cpu``, pinned to that CPU while this process keeps the others."""
+    pin = None
+    if cpu is not None:
+        others = os.sched_getaffinity(0) - {cpu}
+        if cpu not in os.sched_getaffinity(0) or not others:
+            raise SystemExit(f"--server-cpu {cpu}: needs that CPU and at least one other")
+        os.sched_setaffinity(0, others)
+
+        def pin() -> None:
+            os.sched_setaffinity(0, {cpu})
+
     proc = subprocess.Popen(
         [sys.executable, str(ROOT / "tests" / "sdk_server.py"), "chars"],
+        preexec_fn=pin,
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         text=True,
@@ -242,11 +260,12 @@ def main() -> int:
     ap.add_argument("--shapes", default=",".join(SHAPES))
     ap.add_argument("--smoke", action="store_true", help="a few calls of each shape at 2k tokens; for CI")
     ap.add_argument("--record", action="store_true", help="append the table to bench/RESULTS.md")
+    ap.add_argument("--server-cpu", type=int, help="run the server on this CPU alone, the client elsewhere")
     args = ap.parse_args()
     if args.smoke:
         args.calls, args.sizes = 20, "2000"
     shapes = [s.strip() for s in args.shapes.split(",")]
-    proc, url = start_server()
+    proc, url = start_server(args.server_cpu)
     try:
         run(url, "fixed", 1000, 3, False)  # warm up: tokenizer load, connection pools
         modes = (False,) if args.smoke else (False, True)
@@ -272,6 +291,8 @@ def main() -> int:
 
         load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
         cmd = f"bench/sdk_overhead.py --calls {args.calls} --sizes {args.sizes}"
+        if args.server_cpu is not None:
+            cmd += f" --server-cpu {args.server_cpu}"
         record("SDK overhead", f"### {stamp()}: {machine()}, load average {load:.1f}\n\n`{cmd}`\n\n{out}")
     return 0
 
