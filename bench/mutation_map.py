@@ -133,10 +133,12 @@ class CoverageMap:
 
     def tests_running(self, source: str, line: int) -> set[str]:
         """Test files that run the statement on ``line`` of ``source`` (any line of it)."""
+        per_line = self._by_source.get(source)
+        if not per_line:
+            return set()
         spans = self._spans.get(source)
         if spans is None:
             spans = self._spans[source] = statement_lines((self.root / source).read_text("utf-8"))
-        per_line = self._by_source.get(source, {})
         found: set[str] = set()
         for each in spans.get(line, range(line, line + 1)):
             found.update(per_line.get(each, ()))
