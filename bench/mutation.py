@@ -6,6 +6,9 @@
     python bench/mutation.py --sample 150 --seed 1 --resume --report  # the results so far
     python bench/mutation.py --list                          # count the mutants by operator and file
     python bench/mutation.py --show ID                       # the change one mutant makes
+    python bench/mutation_map.py --out MAP && python bench/mutation.py --sample 150 --map MAP
+                                                             # each mutant against the test files that
+                                                             # run it (a mutant none runs: survived)
 
 Mutants are made with libcst inside the functions of ``prefixlint/analysis/`` and
 ``prefixlint/rules/`` (module tables, class-level rule examples and docstrings are left alone):
