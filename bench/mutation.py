@@ -67,6 +67,7 @@ TESTS = {
         "tests/test_constructed_objects.py",
         "tests/test_compound_names.py",
         "tests/test_flag_branches.py",
+        "tests/test_prompts_messages.py",
     ],
     "prefixlint/analysis/templates/": [
         "tests/test_mutants_templates.py",
