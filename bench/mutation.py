@@ -68,6 +68,7 @@ TESTS = {
         "tests/test_compound_names.py",
         "tests/test_flag_branches.py",
         "tests/test_prompts_messages.py",
+        "tests/test_prompts_joined_parts.py",
     ],
     "prefixlint/analysis/templates/": [
         "tests/test_mutants_templates.py",
