@@ -69,6 +69,7 @@ TESTS = {
         "tests/test_flag_branches.py",
         "tests/test_prompts_messages.py",
         "tests/test_prompts_joined_parts.py",
+        "tests/test_prompts_template_sources.py",
     ],
     "prefixlint/analysis/templates/": [
         "tests/test_mutants_templates.py",
