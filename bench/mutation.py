@@ -71,6 +71,7 @@ TESTS = {
         "tests/test_prompts_joined_parts.py",
         "tests/test_prompts_template_sources.py",
         "tests/test_prompts_fixes.py",
+        "tests/test_prompts_requests.py",
     ],
     "prefixlint/analysis/templates/": [
         "tests/test_mutants_templates.py",
