@@ -72,6 +72,7 @@ TESTS = {
         "tests/test_prompts_template_sources.py",
         "tests/test_prompts_fixes.py",
         "tests/test_prompts_requests.py",
+        "tests/test_prompts_langchain.py",
     ],
     "prefixlint/analysis/templates/": [
         "tests/test_mutants_templates.py",
