@@ -145,9 +145,11 @@ def test_template_files_read_through_paths(tmp_path: Path) -> None:
 
 
 def test_templates_filled_by_replace(tmp_path: Path) -> None:
-    """``.replace("{today}", ...)`` chained or step by step on a known template; a key the template
-    does not hold, or a constant value, fills nothing."""
+    """``.replace("{today}", ...)`` chained or step by step on a known template, or of a marker
+    that is no placeholder (``<<DATE>>``); a key the template does not hold, or a constant value,
+    fills nothing."""
     text = f"'Intro.\\nToday is {{today}}.\\n' + {RULES!r}"
+    marker = f"'Intro.\\nDate: <<DATE>>.\\n' + {RULES!r}"
     modules = {
         "chained.py": f"TEMPLATE = {text}\n\n\ndef ask(q):\n"
         "    system = TEMPLATE.replace('{today}', str(datetime.now())).replace('{x}', q)\n" + SYSTEM,
@@ -156,6 +158,14 @@ def test_templates_filled_by_replace(tmp_path: Path) -> None:
         "    system = system.replace('{none}', q)\n" + SYSTEM,
         "constant.py": f"TEMPLATE = {text}\n\n\ndef ask(q):\n"
         "    system = TEMPLATE.replace('{today}', 'Monday')\n" + SYSTEM,
+        "missing.py": f"TEMPLATE = {text}\n\n\ndef ask(q):\n"
+        "    system = TEMPLATE.replace('{other}', q)\n" + SYSTEM,
+        "marker.py": f"TEMPLATE = {marker}\n\n\ndef ask(q):\n"
+        "    system = TEMPLATE.replace('<<DATE>>', str(datetime.now()))\n" + SYSTEM,
     }
     # on ``{today}`` in the one-line literal (its ``\\n`` escapes are not line breaks)
-    assert findings(tmp_path, modules) == [("PFX101", "chained.py", 8, 30), ("PFX101", "steps.py", 8, 30)]
+    assert findings(tmp_path, modules) == [
+        ("PFX101", "chained.py", 8, 30),
+        ("PFX101", "marker.py", 8, 27),
+        ("PFX101", "steps.py", 8, 30),
+    ]
