@@ -169,3 +169,38 @@ def test_templates_filled_by_replace(tmp_path: Path) -> None:
         ("PFX101", "marker.py", 8, 27),
         ("PFX101", "steps.py", 8, 30),
     ]
+
+
+def test_templates_in_class_fields_and_loaded_documents(tmp_path: Path) -> None:
+    """The default of a dataclass field reached through a settings object; a YAML document loaded
+    in the function through ``with open(...) as f``, indexed by position, or read with ``.get``."""
+    modules = {
+        "fields.py": (
+            "from dataclasses import dataclass, field\n\n\n@dataclass\nclass Prompts:\n"
+            f"    answer: str = 'Today is {{today}}.\\n' + {RULES!r}\n\n\n"
+            "@dataclass\nclass Settings:\n    prompts: Prompts = field(default_factory=Prompts)\n\n\n"
+            "settings = Settings()\n\n\ndef ask(q):\n"
+            "    system = settings.prompts.answer.format(today=datetime.now())\n" + SYSTEM
+        ),
+        "plain/__init__.py": "",
+        "plain/agents.yaml": (
+            f"agents:\n  - name: billing\n    system: |\n      Today is {{today}}.\n      {RULES}\n"
+        ),
+        "plain/other.yaml": f"system: |\n  Now: {{today}}.\n  {RULES}\n",
+        "with_open.py": (
+            "import yaml\nfrom pathlib import Path\n\n\ndef ask(q):\n"
+            "    with open(Path(__file__).parent / 'plain' / 'agents.yaml') as f:\n"
+            "        cfg = yaml.safe_load(f)\n"
+            "    system = cfg['agents'][0]['system'].format(today=datetime.now())\n" + SYSTEM
+        ),
+        "get_default.py": (
+            "import yaml\nfrom pathlib import Path\n\n\ndef ask(q):\n"
+            "    cfg = yaml.safe_load((Path(__file__).parent / 'plain' / 'other.yaml').read_text())\n"
+            "    system = cfg.get('system', '').format(today=datetime.now())\n" + SYSTEM
+        ),
+    }
+    assert findings(tmp_path, modules) == [
+        ("PFX101", "fields.py", 13, 29),
+        ("PFX101", "plain/agents.yaml", 4, 16),
+        ("PFX101", "plain/other.yaml", 2, 8),
+    ]
