@@ -73,6 +73,7 @@ TESTS = {
         "tests/test_prompts_fixes.py",
         "tests/test_prompts_requests.py",
         "tests/test_prompts_langchain.py",
+        "tests/test_prompts_render_names.py",
     ],
     "prefixlint/analysis/templates/": [
         "tests/test_mutants_templates.py",
