@@ -52,7 +52,7 @@ def test_module_tables_and_annotated_assignments(tmp_path: Path) -> None:
 
 def test_settings_fields_by_annotation(tmp_path: Path) -> None:
     """The class of ``settings.prompts`` comes from the field's annotation: a name, a string,
-    ``Optional[...]``, ``... | None``, or ``module.Class``."""
+    ``Optional[...]`` or ``... | None``."""
     modules = {
         "plain_name.py": _typed("Prompts"),
         "quoted.py": _typed("'Prompts'"),
