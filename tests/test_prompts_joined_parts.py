@@ -118,3 +118,48 @@ def test_a_sending_function_whose_callers_leave_the_flag_false(tmp_path: Path) -
         ("PFX101", "options_caller.py", 11, 29),
         ("PFX101", "true_caller.py", 11, 29),
     ]
+
+
+def test_items_of_parameters_and_calls(tmp_path: Path) -> None:
+    """A parameter typed ``set[str]``, ``enumerate``/``frozenset``/a set comprehension, ``list``,
+    ``reversed``, a dict's ``items()``, ``asyncio.gather`` results and nested loops."""
+    modules = {
+        "param_set.py": "def ask(q, tags: set[str]):\n    system = ', '.join(tags) + RULES\n" + SYSTEM,
+        "param_sorted.py": "def ask(q, tags: set[str]):\n    system = ', '.join(sorted(tags)) + RULES\n"
+        + SYSTEM,
+        "enum_set.py": (
+            "def ask(q, names):\n"
+            "    system = ''.join(f'{i}. {n}' for i, n in enumerate(set(names))) + RULES\n" + SYSTEM
+        ),
+        "frozen.py": "def ask(q, names):\n    system = ', '.join(frozenset(names)) + RULES\n" + SYSTEM,
+        "set_comp.py": "def ask(q, names):\n    system = ', '.join({n.upper() for n in names}) + RULES\n"
+        + SYSTEM,
+        "range_join.py": "def ask(q):\n    system = ''.join(str(i) for i in range(3)) + RULES\n" + SYSTEM,
+        "list_call.py": "def ask(q):\n    system = ''.join(list([str(datetime.now())])) + RULES\n" + SYSTEM,
+        "reversed_call.py": (
+            "def ask(q):\n    system = ''.join(reversed((str(datetime.now()), 'x'))) + RULES\n" + SYSTEM
+        ),
+        "dict_items.py": (
+            "def ask(q, profile):\n    system = '\\n'.join(f'{k}: {v}' for k, v in profile.items()) + RULES\n"
+            + SYSTEM
+        ),
+        "gathered.py": (
+            "import asyncio\n\n\nasync def ask(q, fetch):\n"
+            "    docs = await asyncio.gather(fetch(1), fetch(2))\n"
+            "    system = ''.join(docs) + RULES\n" + SYSTEM
+        ),
+        "nested_for.py": (
+            "def ask(q, groups):\n    parts = []\n    for g in groups:\n        for x in g:\n"
+            "            parts.append(x)\n    system = ''.join(parts) + RULES\n" + SYSTEM
+        ),
+    }
+    # gathered results, nested loops and numbers of a range: unknown or static, no finding
+    assert findings(tmp_path, modules) == [
+        ("PFX101", "list_call.py", 9, 32),
+        ("PFX101", "reversed_call.py", 9, 36),
+        ("PFX104", "dict_items.py", 9, 48),
+        ("PFX402", "enum_set.py", 9, 56),
+        ("PFX402", "frozen.py", 9, 24),
+        ("PFX402", "param_set.py", 9, 24),
+        ("PFX402", "set_comp.py", 9, 24),
+    ]
