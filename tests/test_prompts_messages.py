@@ -96,6 +96,16 @@ def test_message_list_forms(tmp_path: Path) -> None:
             f"CHAT = [{{'role': 'system', 'content': {NOW} + RULES}}]\n"
         ),
         "imported_list.py": "from plain import prompts\n\n\ndef ask(q):\n" + send(f"prompts.CHAT + [{USER}]"),
+        "plain/msgs.py": (
+            f"from datetime import datetime\n\nRULES = {RULES!r}\n\n"
+            f"SYSTEM_MSG = {{'role': 'system', 'content': {NOW} + RULES}}\n"
+        ),
+        "imported_msg.py": "from plain.msgs import SYSTEM_MSG\n\n\ndef ask(q):\n"
+        + send(f"[SYSTEM_MSG, {USER}]"),
+        "helper_param.py": (
+            "def post(msgs):\n    return client.chat.completions.create(model='gpt-4o', messages=msgs)\n\n\n"
+            f"def ask(q):\n    return post([{{'role': 'system', 'content': {NOW} + RULES}}, {USER}])\n"
+        ),
         "history_last.py": (
             f"def ask(q, history):\n    msgs = [{{'role': 'system', 'content': RULES}}, *history, {USER}]\n"
             + send("msgs")
@@ -107,12 +117,14 @@ def test_message_list_forms(tmp_path: Path) -> None:
         ("PFX101", "dot_copy.py", 9, 50),
         ("PFX101", "enum_role.py", 16, 53),
         ("PFX101", "helper_msg.py", 9, 49),
+        ("PFX101", "helper_param.py", 13, 55),
         ("PFX101", "local_msg.py", 9, 46),
         ("PFX101", "tuples.py", 9, 31),
         ("PFX105", "docs_first.py", 9, 53),
         ("PFX109", "insert_end.py", 9, 41),
         ("PFX201", "list_copy.py", 8, 46),
         ("PFX201", "module_msg.py", 8, 47),
+        ("PFX201", "plain/msgs.py", 5, 51),
         ("PFX201", "plain/prompts.py", 4, 46),
     ]
 
