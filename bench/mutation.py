@@ -75,6 +75,7 @@ TESTS = {
         "tests/test_prompts_langchain.py",
         "tests/test_prompts_render_names.py",
         "tests/test_prompts_module_values.py",
+        "tests/test_prompts_subclass_sinks.py",
     ],
     "prefixlint/analysis/templates/": [
         "tests/test_mutants_templates.py",
