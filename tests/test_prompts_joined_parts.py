@@ -122,7 +122,7 @@ def test_a_sending_function_whose_callers_leave_the_flag_false(tmp_path: Path) -
 
 def test_items_of_parameters_and_calls(tmp_path: Path) -> None:
     """A parameter typed ``set[str]``, ``enumerate``/``frozenset``/a set comprehension, ``list``,
-    ``reversed``, a dict's ``items()``, ``asyncio.gather`` results and nested loops."""
+    ``reversed``, ``zip`` with a set, a dict's ``items()``, ``asyncio.gather`` results and nested loops."""
     modules = {
         "param_set.py": "def ask(q, tags: set[str]):\n    system = ', '.join(tags) + RULES\n" + SYSTEM,
         "param_sorted.py": "def ask(q, tags: set[str]):\n    system = ', '.join(sorted(tags)) + RULES\n"
@@ -148,6 +148,10 @@ def test_items_of_parameters_and_calls(tmp_path: Path) -> None:
             "    docs = await asyncio.gather(fetch(1), fetch(2))\n"
             "    system = ''.join(docs) + RULES\n" + SYSTEM
         ),
+        "zipped.py": (
+            "NAMES = ['a', 'b']\nTAGS = {'x', 'y'}\n\n\ndef ask(q):\n"
+            "    system = ', '.join(f'{n}={t}' for n, t in zip(NAMES, TAGS)) + RULES\n" + SYSTEM
+        ),
         "nested_for.py": (
             "def ask(q, groups):\n    parts = []\n    for g in groups:\n        for x in g:\n"
             "            parts.append(x)\n    system = ''.join(parts) + RULES\n" + SYSTEM
@@ -162,4 +166,5 @@ def test_items_of_parameters_and_calls(tmp_path: Path) -> None:
         ("PFX402", "frozen.py", 9, 24),
         ("PFX402", "param_set.py", 9, 24),
         ("PFX402", "set_comp.py", 9, 24),
+        ("PFX402", "zipped.py", 13, 58),
     ]
