@@ -27,6 +27,8 @@ def sort_keys_fix(mod: ModuleInfo, call: cst.Call, safe: bool = False) -> Fix | 
         # put it right after the trailing comma, keeping the closing bracket where it is
         arg_span = mod.span(last)
         pos = arg_span[1] if arg_span else end
+        comma = mod.text.find(",", pos, end)  # an argument's span ends before its comma
+        pos = comma + 1 if comma >= 0 else pos
         insert = " sort_keys=True,"
         return Fix("Add `sort_keys=True`", (Edit(pos, pos, insert),), _safety(safe), "sort-keys", mod.path)
     return Fix("Add `sort_keys=True`", (Edit(end, end, insert),), _safety(safe), "sort-keys", mod.path)

@@ -110,14 +110,14 @@ class TemplateMixin:
                 return None
             at = mod.start(node)
             line, col = (at[0] - 1, at[1]) if at else (0, 0)
-            if isinstance(node, cst.SimpleString):
-                col += len(node.prefix) + len(node.quote)
-                body = node.value[len(node.prefix) + len(node.quote) :]
-                if body.startswith("\\\n"):
-                    line, col = line + 1, 0
-            if isinstance(node, cst.SimpleString):
-                return TemplateSrc(val, mod.path, line, col, literal=node, module=mod)
-            return TemplateSrc(val, mod.path, line, col)
+            col += len(node.prefix) + len(node.quote)
+            body = node.value[len(node.prefix) + len(node.quote) : len(node.value) - len(node.quote)]
+            if body.startswith("\\\n"):
+                line, col = line + 1, 0
+            # ``"Intro.\\nToday is {today}"`` on one line: each escape is two source characters
+            one_line = "\n" not in body and "\\" in body and "r" not in node.prefix.lower()
+            pieces: tuple[Piece, ...] = ((0, line, col, True),) if one_line else ()
+            return TemplateSrc(val, mod.path, line, col, literal=node, module=mod, pieces=pieces)
         if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Add):
             # ``"""... {date} ...""" + RULES``: a template followed by plain static text
             head = self.template_source(node.left, env, depth + 1)
@@ -746,6 +746,8 @@ def _trim(src: TemplateSrc, dedent: bool) -> None:
     """``textwrap.dedent`` or ``str.strip`` applied to ``src``'s text, its placement kept: the lines a
     strip drops move the start down, and the margin a dedent drops becomes ``indent``."""
     text = src.text
+    if src.literal is not None and src.pieces:
+        src.pieces = ()  # one literal's escapes: its text no longer starts where the literal does
     if dedent:
         new = textwrap.dedent(text)
         old_lines, new_lines = text.split("\n"), new.split("\n")
