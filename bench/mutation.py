@@ -69,6 +69,7 @@ TESTS = {
         "tests/test_flag_branches.py",
     ],
     "prefixlint/analysis/templates/": [
+        "tests/test_templates_structured.py",
         "tests/test_mutants_templates.py",
         "tests/test_templates_placeholders.py",
         "tests/test_templates_jinja.py",
@@ -78,6 +79,8 @@ TESTS = {
         "tests/test_template_render_callers.py",
     ],
     "prefixlint/analysis/payloads/": [
+        "tests/test_payloads_pieces.py",
+        "tests/test_payloads_compare.py",
         "tests/test_mutants_payloads.py",
         "tests/test_payload_reader.py",
         "tests/test_payload_align.py",
