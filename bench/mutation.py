@@ -73,6 +73,7 @@ TESTS = {
         "tests/test_templates_jinja_features.py",
         "tests/test_templates_placeholder_styles.py",
         "tests/test_templates_prompty_meta.py",
+        "tests/test_templates_suppressions.py",
         "tests/test_mutants_templates.py",
         "tests/test_templates_placeholders.py",
         "tests/test_templates_jinja.py",
