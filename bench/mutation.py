@@ -93,6 +93,7 @@ TESTS = {
         "tests/test_payload_chunks.py",
     ],
     "prefixlint/analysis/": [
+        "tests/test_catalog_names.py",
         "tests/test_mutants_catalog.py",
         "tests/test_python_analysis.py",
         "tests/test_analysis_mutants.py",
