@@ -100,6 +100,7 @@ TESTS = {
         "tests/test_rule_examples.py",
     ],
     "prefixlint/rules/": [
+        "tests/test_rules_unlocated.py",
         "tests/test_rule_examples.py",
         "tests/test_analysis_mutants.py",
         "tests/test_rule_fixtures.py",
