@@ -242,3 +242,40 @@ def test_layout_of_a_chat_payload_with_a_volatile_value() -> None:
         {"model": "claude-sonnet-4", "messages": [], "cache_control": {}}, locate=lambda p: None
     )
     assert empty.segments == []
+
+
+def _jsonl(*bodies: dict) -> str:
+    return "".join(json.dumps(b) + "\n" for b in bodies)
+
+
+def test_aligned_requests_of_one_file_mark_values_and_tool_order() -> None:
+    from prefixlint.analysis.payloads.analyze import analyze_payload_files
+    from prefixlint.model.layout import Nondeterminism
+
+    def tool(name: str) -> dict:
+        return {"type": "function", "function": {"name": name, "description": name}}
+
+    def body(day: str, tools: list[dict]) -> dict:
+        system = BASE[:3000] + f" Today is {day} "
+        return {
+            "model": "gpt-4.1",
+            "tools": tools,
+            "messages": [{"role": "system", "content": system + "ok"}],
+        }
+
+    text = _jsonl(body("Monday", [tool("a"), tool("b")]), body("Tuesday", [tool("b"), tool("a")]))
+    text += _jsonl(body("Friday", [tool("a"), tool("b")]))
+    out = analyze_payload_files(
+        [("s.jsonl", text), ("empty.json", "[]")], Settings(), align_across_files=False
+    )
+    assert [e.code for e in out["empty.json"].errors] == ["PFX001"] and out["empty.json"].layouts == []
+    ref, second, third = out["s.jsonl"].layouts
+    assert [lay.samples for lay in (ref, second, third)] == [3, 3, 3]
+    assert all(s.static for s in second.segments + third.segments)
+    tools = [s for s in ref.segments if s.section.value == "tools"]
+    assert [s.nondeterminism for s in tools] == [Nondeterminism.TOOL_ORDER, None]
+    assert (tools[0].location.line, tools[0].location.col) == (1, text.index("[{"))  # the `tools` key's list
+    (day,) = [s for s in ref.segments if not s.static and s.section.value == "system"]
+    assert (
+        day.label == "Monday" and all(d in day.text for d in ("Tuesday", "Friday")) and day.location.line == 1
+    )
