@@ -85,6 +85,7 @@ TESTS = {
     "prefixlint/analysis/payloads/": [
         "tests/test_payloads_pieces.py",
         "tests/test_payloads_compare.py",
+        "tests/test_payloads_documents.py",
         "tests/test_mutants_payloads.py",
         "tests/test_payload_reader.py",
         "tests/test_payload_align.py",
