@@ -153,3 +153,13 @@ def test_self_block_renders_the_block_again(tmp_path: Path) -> None:
     ]
     shape, _ = render(tmp_path, "[{{ self.nothing() }}]")
     assert shape == [(True, "[]")]
+
+
+def test_an_include_by_absolute_path(tmp_path: Path) -> None:
+    write(tmp_path, {"parts/abs.j2": "Abs {{ today }}"})
+    target = (tmp_path / "parts" / "abs.j2").resolve()
+    shape, errors = render(tmp_path, f"{{% include '{target}' %}}", search_paths=[Path("parts")])
+    assert (shape, errors) == ([(True, "Abs "), (False, ("timestamp", "today"))], [])
+    shape, errors = render(tmp_path, f"x{{% include '{tmp_path / 'gone.j2'}' %}}")
+    assert shape == [(True, "x")]
+    assert errors == [("PFX002", f"included template '{tmp_path / 'gone.j2'}' not found", "m.j2", 1, 1)]
