@@ -163,3 +163,42 @@ def test_an_include_by_absolute_path(tmp_path: Path) -> None:
     shape, errors = render(tmp_path, f"x{{% include '{tmp_path / 'gone.j2'}' %}}")
     assert shape == [(True, "x")]
     assert errors == [("PFX002", f"included template '{tmp_path / 'gone.j2'}' not found", "m.j2", 1, 1)]
+
+
+def test_template_names_found_under_the_root(tmp_path: Path) -> None:
+    from prefixlint.analysis.templates.files import clear_caches, files_with_stem, find_template
+
+    write(
+        tmp_path,
+        {
+            "a/prompts/review.prompt": "x",
+            "b/review.j2": "y",
+            "deep/er/prompts/review.prompt": "z",
+            ".hidden/review.md": "h",
+            "venv/review.txt": "v",
+        },
+    )
+    clear_caches()
+    assert sorted(Path(p).relative_to(tmp_path).as_posix() for p in files_with_stem(tmp_path, "review")) == [
+        "a/prompts/review.prompt",
+        "b/review.j2",
+        "deep/er/prompts/review.prompt",
+    ]
+    assert files_with_stem(tmp_path, "nothing") == ()
+    # a unique-enough tail: the shortest matching path wins
+    assert (
+        find_template("prompts/review.prompt", (), tmp_path)
+        == (tmp_path / "a/prompts/review.prompt").resolve()
+    )
+    assert find_template("../b/review.j2", (), tmp_path / "a") == (tmp_path / "b/review.j2").resolve()
+    assert find_template("x/../review.j2", (), tmp_path) is None
+    assert find_template("", (), tmp_path) is None and find_template(".", (), tmp_path) is None
+    assert (
+        find_template("er/prompts/review.prompt", (), tmp_path)
+        == (tmp_path / "deep/er/prompts/review.prompt").resolve()
+    )
+    (tmp_path / "b" / "new.j2").write_text("n")
+    assert find_template("b2/new.j2", (), tmp_path) is None
+    assert find_template("new.j2", (), tmp_path) is None  # the index is kept until the caches are cleared
+    clear_caches()
+    assert find_template("new.j2", (), tmp_path) == (tmp_path / "b" / "new.j2").resolve()
