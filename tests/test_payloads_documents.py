@@ -71,3 +71,17 @@ def test_api_detection_and_request_shapes() -> None:
         {"messages": [{"role": "user", "content": [{"type": "text", "text": "t", "cache_control": {}}]}]}
     ) == ("messages")
     assert [is_request_body(v) for v in (3, {"messages": []}, {"messages": "x"})] == [False, True, False]
+
+
+def test_json_lines_with_blank_lines_and_empty_containers() -> None:
+    text = "\n" + json.dumps({**CHAT, "tools": [], "metadata": {}}) + "\n\n" + json.dumps(CHAT) + "\n"
+    pf = read_payload_file("s.jsonl", text)
+    assert pf.errors == [] and [p.line for p in pf.payloads] == [2, 4]
+    doc = read_json('{"a": [], "b": {}, "c": [ ], "d": [1, {}], "e": "x"}')
+    assert [doc.spans[k] for k in ("a", "b", "c", "d[1]", "e")] == [
+        (6, 8),
+        (15, 17),
+        (24, 27),
+        (38, 40),
+        (48, 51),
+    ]

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from prefixlint.analysis.templates import Binding, render_segments
 
 
@@ -202,3 +204,20 @@ def test_template_names_found_under_the_root(tmp_path: Path) -> None:
     assert find_template("new.j2", (), tmp_path) is None  # the index is kept until the caches are cleared
     clear_caches()
     assert find_template("new.j2", (), tmp_path) == (tmp_path / "b" / "new.j2").resolve()
+
+
+@pytest.mark.parametrize(
+    ("expr", "kind", "label"),
+    [
+        ("time.time()", "timestamp", "time.time()"),
+        ("store.similarity_search(q)", "retrieved_context", "store.similarity_search()"),
+        ("secrets.token_hex(8)", "identifier", "secrets.token_hex()"),
+        ("uuid4()", "identifier", "uuid4()"),
+        ("helpers.now()", "timestamp", "helpers.now()"),
+    ],
+)
+def test_calls_named_by_the_catalog_or_by_their_last_name(
+    tmp_path: Path, expr: str, kind: str, label: str
+) -> None:
+    shape, _ = render(tmp_path, "A {{ " + expr + " }} B")
+    assert shape == [(True, "A "), (False, (kind, label)), (True, " B")]
