@@ -111,3 +111,68 @@ def test_format_fields_are_named_by_their_whole_name_then_their_root() -> None:
         (False, "identifier", "thing.session_id", "{thing.session_id}", (1, 37, 55)),
         (True, " C"),
     ]
+
+
+def located(text: str, style: str, **kw) -> list[tuple]:
+    result = render_segments(text, style=style, path="t.txt", **kw)
+    out = []
+    for s in result.segments:
+        loc = s.location
+        if s.static:
+            out.append((s.text, (loc.line, loc.col)))
+        else:
+            out.append((s.kind.value, s.label, s.text, (loc.line, loc.col, loc.end_line, loc.end_col)))
+    return out
+
+
+def test_format_fields_escapes_and_automatic_numbers() -> None:
+    text = "{{x}} a {0} {} {:{width}} {user_name!r:>{}}\nline {{ {question} }}}}"
+    assert located(text, "format") == [
+        ("{x} a ", (1, 0)),
+        ("unknown", "0", "{0}", (1, 8, 1, 11)),
+        (" ", (1, 11)),
+        ("unknown", "0", "{}", (1, 12, 1, 14)),
+        (" ", (1, 14)),
+        ("unknown", "1", "{:{width}}", (1, 15, 1, 25)),
+        (" ", (1, 25)),
+        ("user_identity", "user_name", "{user_name!r:>{}}", (1, 26, 1, 43)),
+        ("\nline { ", (1, 43)),
+        ("user_input", "question", "{question}", (2, 8, 2, 18)),
+        (" }}", (2, 18)),
+    ]
+
+
+def test_format_positions_inside_an_embedded_string() -> None:
+    assert located("Hi {x}\n  {y} end", "format", line_offset=10, col_offset=5, indent=2) == [
+        ("Hi ", (11, 5)),
+        ("unknown", "x", "{x}", (11, 8, 11, 11)),
+        ("\n  ", (11, 11)),
+        ("unknown", "y", "{y}", (12, 4, 12, 7)),
+        (" end", (12, 7)),
+    ]
+
+
+def test_dollar_percent_and_plain_placeholders() -> None:
+    assert located("$$5 $today and ${user_name}s $ 1 $$", "dollar") == [
+        ("$5 ", (1, 0)),
+        ("timestamp", "today", "$today", (1, 4, 1, 10)),
+        (" and ", (1, 10)),
+        ("user_identity", "user_name", "${user_name}", (1, 15, 1, 27)),
+        ("s $ 1 $", (1, 27)),
+    ]
+    assert located("%% %(today)s %s %5.2f %%", "percent") == [
+        ("% ", (1, 0)),
+        ("timestamp", "today", "%(today)s", (1, 3, 1, 12)),
+        (" ", (1, 12)),
+        ("unknown", "0", "%s", (1, 13, 1, 15)),
+        (" ", (1, 15)),
+        ("unknown", "1", "%5.2f", (1, 16, 1, 21)),
+        (" %", (1, 21)),
+    ]
+    assert located("{{ user.name }} and {question} {not-valid} {{x}}", "plain") == [
+        ("user_identity", "user.name", "{{ user.name }}", (1, 0, 1, 15)),
+        (" and ", (1, 15)),
+        ("user_input", "question", "{question}", (1, 20, 1, 30)),
+        (" {not-valid} ", (1, 30)),
+        ("unknown", "x", "{{x}}", (1, 43, 1, 48)),
+    ]
