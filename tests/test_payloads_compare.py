@@ -279,3 +279,53 @@ def test_aligned_requests_of_one_file_mark_values_and_tool_order() -> None:
     assert (
         day.label == "Monday" and all(d in day.text for d in ("Tuesday", "Friday")) and day.location.line == 1
     )
+
+
+def _requests(*systems_and_questions: tuple[str, str]) -> list[Input]:
+    out = []
+    for i, (system, question) in enumerate(systems_and_questions):
+        messages = [{"role": "system", "content": system}] if system else []
+        body = {"model": "gpt-4.1", "messages": [*messages, {"role": "user", "content": question}]}
+        out.append(Input(f"{i}.json", json.dumps(body)))
+    return out
+
+
+def test_samples_are_grouped_by_template(monkeypatch: pytest.MonkeyPatch) -> None:
+    from prefixlint.analysis.payloads import align
+
+    a, b = "word " * 300, "other text entirely, about trains and their timetables. " * 30
+    inputs = _requests((a, "q0"), (b, "q1"), (a, "q2"), (b, "q3"), (a, "q4"), ("", "only a user"), ("", "x"))
+    samples, _, _ = read_samples(inputs, Settings())
+    groups = align.cluster_samples(samples)
+    assert [[s.label for s in g.samples()] for g in groups] == [
+        ["0.json", "2.json", "4.json"],
+        ["1.json", "3.json"],
+        ["5.json", "6.json"],
+    ]
+    assert [g.size for g in groups] == [3, 2, 2] and all(g.extra == [] for g in groups)
+    assert align.template_similarity(samples[5], samples[6]) == 1.0  # neither has a head
+    assert (
+        align.template_similarity(samples[5], samples[0])
+        == align.template_similarity(samples[0], samples[5])
+        == 0
+    )
+    monkeypatch.setattr(align, "MAX_SAMPLES", 2)
+    first = align.cluster_samples(samples)[0]
+    assert [s.label for s, _ in first.members] == ["0.json", "2.json"] and [s.label for s in first.extra] == [
+        "4.json"
+    ]
+    assert first.size == 3 and [s.label for s in first.samples()] == ["0.json", "2.json", "4.json"]
+
+
+def test_the_stable_prefix_without_a_tokenizer_is_the_weight_before_the_first_span() -> None:
+    from prefixlint.analysis.payloads.align import align_group, align_pair
+
+    samples, cache, _ = read_samples(_requests(("word " * 300, "q0"), ("word " * 300, "q2")), Settings())
+    ref, other = samples
+    counted = align_group([(ref, []), (other, align_pair(ref, other))], cache.tokenizer)
+    rough = align_group([(ref, []), (other, align_pair(ref, other))])
+    assert [s.values for s in rough.spans] == [s.values for s in counted.spans] == [["q0", "q2"]]
+    assert rough.stable_prefix == round(sum(ref.weights[: rough.spans[0].start]))
+    assert counted.stable_prefix == counted.divergences[0].tokens
+    same = align_group([(ref, []), (ref, align_pair(ref, ref))])
+    assert same.spans == [] and same.stable_prefix == round(sum(ref.weights))
