@@ -71,6 +71,7 @@ TESTS = {
     "prefixlint/analysis/templates/": [
         "tests/test_templates_structured.py",
         "tests/test_templates_jinja_features.py",
+        "tests/test_templates_jinja_expressions.py",
         "tests/test_templates_placeholder_styles.py",
         "tests/test_templates_prompty_meta.py",
         "tests/test_templates_suppressions.py",
