@@ -421,8 +421,8 @@ def main(argv: list[str] | None = None) -> int:
         mutants = sorted(
             random.Random(args.seed).sample(mutants, min(args.sample, len(mutants))), key=Mutant.id.fget
         )
-    state = load_state(args.state) if args.resume else {}
-    if not args.resume and args.state.exists():
+    state = load_state(args.state) if args.resume or args.report else {}
+    if not args.resume and not args.report and args.state.exists():  # --report only reads it
         args.state.unlink()
     retry = args.retry_survivors
     todo = [m for m in mutants if m.id not in state or (retry and state[m.id]["status"] == "survived")]
