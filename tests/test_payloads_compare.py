@@ -329,3 +329,25 @@ def test_the_stable_prefix_without_a_tokenizer_is_the_weight_before_the_first_sp
     assert counted.stable_prefix == counted.divergences[0].tokens
     same = align_group([(ref, []), (ref, align_pair(ref, ref))])
     assert same.spans == [] and same.stable_prefix == round(sum(ref.weights))
+
+
+@pytest.mark.parametrize(
+    ("body", "api", "configured", "expected"),
+    [
+        ({"model": "claude-sonnet-4"}, "chat", None, ("anthropic", "claude-sonnet-4")),
+        ({"model": "my-model"}, "messages", None, ("anthropic", "my-model")),
+        ({"model": "Gemini-2.5-pro"}, "chat", None, ("gemini", "Gemini-2.5-pro")),
+        ({"model": "o3-mini"}, "responses", None, ("openai", "o3-mini")),
+        ({"model": "llama-3-70b"}, "chat", None, ("openai", "llama-3-70b")),
+        ({"model": "llama-3-70b"}, "chat", ("vllm", "served"), ("vllm", "llama-3-70b")),
+        ({"model": 7}, "chat", ("vllm", "served"), ("vllm", "served")),
+        ({}, "chat", None, ("openai", None)),
+    ],
+)
+def test_provider_and_model_of_a_request(
+    body: dict, api: str, configured: tuple | None, expected: tuple
+) -> None:
+    from prefixlint.analysis.payloads.analyze import provider_for
+
+    settings = Settings(provider=configured[0], model=configured[1]) if configured else None
+    assert provider_for(body, api, settings) == expected
