@@ -351,3 +351,30 @@ def test_provider_and_model_of_a_request(
 
     settings = Settings(provider=configured[0], model=configured[1]) if configured else None
     assert provider_for(body, api, settings) == expected
+
+
+def test_a_breakpoint_stays_on_the_end_of_a_block_whose_text_varies() -> None:
+    from prefixlint.analysis.payloads.analyze import analyze_payload_files
+
+    rules = "Answer in short plain sentences and cite the manual page for every step. " * 30
+
+    def body(day: str) -> dict:
+        block = {"type": "text", "text": f"Today is {day}. " + rules, "cache_control": {"type": "ephemeral"}}
+        return {
+            "model": "claude-sonnet-4",
+            "system": [block],
+            "messages": [{"role": "user", "content": "Q?"}],
+        }
+
+    text = _jsonl(body("Monday"), body("Tuesday"), body("Friday"))
+    ref = analyze_payload_files([("s.jsonl", text)], Settings(), align_across_files=False)["s.jsonl"].layouts[
+        0
+    ]
+    shown = [(s.static, s.label, s.cache_control.ttl if s.cache_control else None) for s in ref.segments]
+    assert shown == [
+        (True, "system[0]", None),
+        (False, "Monday.", None),
+        (True, "system[0]", "5m"),
+        (True, "messages[0].content", None),
+    ]
+    assert ref.segments[2].cache_control.location.line == 1
