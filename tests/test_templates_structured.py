@@ -177,3 +177,26 @@ def test_a_block_that_opens_with_a_blank_line_is_reported_on_the_placeholders_li
     assert code == 1 and [(f["code"], f["location"]["row"], f["location"]["column"]) for f in found] == [
         ("PFX101", 5, 14)
     ]
+
+
+def test_prompt_files_holding_at_least_two_of_the_replaced_markers(tmp_path: Path) -> None:
+    from prefixlint.analysis.templates.marked import files_with_markers, is_marker
+
+    (tmp_path / "both.txt").write_text("Goals: {goals}\nTools: {tools}\n")
+    (tmp_path / "one.md").write_text("Goals: {goals} only\n")
+    (tmp_path / "code.py").write_text("x = '{goals} {tools}'\n")
+    (tmp_path / "plain.txt").write_text("no markers at all\n")
+    clear_caches()
+    found = files_with_markers(str(tmp_path), ["{goals}", "{tools}", "not a marker"])
+    assert [Path(p).name for p, _ in found] == ["both.txt"]
+    assert found[0][1] == "Goals: {goals}\nTools: {tools}\n"
+    assert files_with_markers(str(tmp_path), ["{goals}", "plain words"]) == []  # one marker says too little
+    assert [is_marker(m) for m in ("{x}", "{{ x }}", "$X", "${X}", "<X>", "x", "{x y}")] == [
+        True,
+        True,
+        True,
+        True,
+        True,
+        False,
+        False,
+    ]

@@ -51,6 +51,8 @@ from prefixlint.analysis.templates.suppressions import template_suppressions
         ),
         ("Hi {x} <!-- prefixlint: ignore[PFX101] -->\n", "plain", {1: {"PFX101"}}),
         ("# prefixlint: ignore-file\n", "dollar", {0: None}),
+        # a template that does not even lex holds no directive
+        ("{# prefixlint: ignore #}\n{{ 'unclosed }}", "jinja", {}),
     ],
 )
 def test_directives_and_the_lines_they_cover(text: str, style: str, expected: dict) -> None:
