@@ -81,6 +81,12 @@ TESTS = {
         "tests/test_prompts_subclass_sinks.py",
     ],
     "prefixlint/analysis/templates/": [
+        "tests/test_templates_structured.py",
+        "tests/test_templates_jinja_features.py",
+        "tests/test_templates_jinja_expressions.py",
+        "tests/test_templates_placeholder_styles.py",
+        "tests/test_templates_prompty_meta.py",
+        "tests/test_templates_suppressions.py",
         "tests/test_mutants_templates.py",
         "tests/test_templates_placeholders.py",
         "tests/test_templates_jinja.py",
@@ -90,6 +96,9 @@ TESTS = {
         "tests/test_template_render_callers.py",
     ],
     "prefixlint/analysis/payloads/": [
+        "tests/test_payloads_pieces.py",
+        "tests/test_payloads_compare.py",
+        "tests/test_payloads_documents.py",
         "tests/test_mutants_payloads.py",
         "tests/test_payload_reader.py",
         "tests/test_payload_align.py",
@@ -98,12 +107,14 @@ TESTS = {
         "tests/test_payload_chunks.py",
     ],
     "prefixlint/analysis/": [
+        "tests/test_catalog_names.py",
         "tests/test_mutants_catalog.py",
         "tests/test_python_analysis.py",
         "tests/test_analysis_mutants.py",
         "tests/test_rule_examples.py",
     ],
     "prefixlint/rules/": [
+        "tests/test_rules_unlocated.py",
         "tests/test_rule_examples.py",
         "tests/test_analysis_mutants.py",
         "tests/test_rule_fixtures.py",
@@ -428,8 +439,8 @@ def main(argv: list[str] | None = None) -> int:
         mutants = sorted(
             random.Random(args.seed).sample(mutants, min(args.sample, len(mutants))), key=Mutant.id.fget
         )
-    state = load_state(args.state) if args.resume else {}
-    if not args.resume and args.state.exists():
+    state = load_state(args.state) if args.resume or args.report else {}
+    if not args.resume and not args.report and args.state.exists():  # --report only reads it
         args.state.unlink()
     retry = args.retry_survivors
     todo = [m for m in mutants if m.id not in state or (retry and state[m.id]["status"] == "survived")]

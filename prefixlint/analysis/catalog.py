@@ -128,7 +128,7 @@ class Catalog:
         """The kind of the first entry of ``calls`` (in order) that ``dotted`` matches; only the
         entries whose last part is ``dotted``'s, and those without a fixed last part, are tried."""
         index = self._call_index or self._index_calls()
-        tried = [*index.get(dotted.rsplit(".", 1)[-1], ()), *index.get("", ())]
+        tried = [*index.get(dotted.rpartition(".")[2], ()), *index.get("", ())]
         tried.sort(key=lambda entry: entry[0])
         for _order, kind, pattern in tried:
             if call_matches(dotted, pattern):
@@ -143,7 +143,7 @@ class Catalog:
         for kind, patterns in self.calls.items():
             for pattern in patterns:
                 plain = pattern[1:] if pattern.startswith("*.") else pattern
-                key = "" if plain.startswith("*") or _GLOB.search(plain) else plain.rsplit(".", 1)[-1]
+                key = "" if plain.startswith("*") or _GLOB.search(plain) else plain.rpartition(".")[2]
                 index.setdefault(key, []).append((order, kind, pattern))
                 order += 1
         index.setdefault("", [])
@@ -186,7 +186,7 @@ class Catalog:
 
         The whole name is looked up first, then runs of its ``_``-separated words, longest first.
         """
-        last = name.rsplit(".", 1)[-1].strip("_").lower()
+        last = name.rpartition(".")[2].strip("_").lower()
         if not last:
             return None, None
         card = _lookup_words(last, self.name_cardinality)
@@ -200,7 +200,7 @@ class Catalog:
         An exact word match gives 0.9; a match on one ``_``-separated word of a longer name gives 0.6
         (``user_docs`` -> retrieved context). Returns ``(None, 0.0)`` for names that say nothing.
         """
-        last = name.rsplit(".", 1)[-1].strip("_").lower()
+        last = name.rpartition(".")[2].strip("_").lower()
         if not last:
             return None, 0.0
         if last in _OWNER_WORDS and "." in name:
@@ -248,7 +248,7 @@ class Catalog:
 
     def is_prompt_name(self, name: str) -> bool:
         """True when a name says it holds a prompt (``SYSTEM_PROMPT``, ``agent_instructions``...)."""
-        last = name.rsplit(".", 1)[-1].lower()
+        last = name.rpartition(".")[2].lower()
         seen = self._prompt_names_seen
         if last not in seen:
             if len(seen) >= MAX_ANSWERS:

@@ -259,8 +259,7 @@ def cacheable_rows(
             cm = CacheModel.for_provider(name, own)
             cm.record(pa, 0.0)
             tokens = cm.predict(pb, 1.0).cached
-            marks = sum(1 for p in pb if p.ttl)
-            if rules.granularity == "breakpoint" and not marks:
+            if rules.granularity == "breakpoint" and not any(p.ttl for p in pb):
                 why = "no cache_control breakpoint: nothing is cached"
             elif tokens:
                 why = f"the last breakpoint both requests share ends at token {tokens:,}"

@@ -118,15 +118,13 @@ def _spans(text: str, pos: int) -> dict[str, tuple[int, int]]:
         if c == "{" or c == "[":
             stack.append([c == "{", path, pos, 0])
             pos = ws(text, pos + 1).end()
-            if text[pos] in "}]":
-                closed = True
-            elif c == "{":
-                key, pos = scanstring(text, pos + 1)
-                pos = ws(text, ws(text, pos).end() + 1).end()  # past ':'
-                path = child_path(path, key)
-                continue
-            else:
-                path = index_path(path, 0)
+            if text[pos] not in "}]":  # else empty: the loop below closes it
+                if c == "{":
+                    key, pos = scanstring(text, pos + 1)
+                    pos = ws(text, ws(text, pos).end() + 1).end()  # past ':'
+                    path = child_path(path, key)
+                else:
+                    path = index_path(path, 0)
                 continue
         elif c == '"':
             _, end = scanstring(text, pos + 1)

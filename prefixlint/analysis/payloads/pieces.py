@@ -160,7 +160,7 @@ class PieceCache:
             f"{section}\x00{role or ''}\x00{text}".encode("utf-8", "surrogatepass"), digest_size=16
         ).digest()
         if self._estimate:
-            sketch = self._sketch(text, ids)
+            sketch = self._text_sketch(text)
         else:  # one hash per full block of SKETCH_BLOCK ids (tuples of ids, all in C)
             sketch = tuple(map(hash, zip(*[iter(ids)] * SKETCH_BLOCK, strict=False)))
         entry = _Entry(len(ids), digest, sketch)
@@ -219,12 +219,11 @@ class PieceCache:
             self._chains[key] = hit
         return hit
 
-    def _sketch(self, text: str, ids: list[int]) -> tuple[int, ...]:
-        if self._estimate:
-            step = SKETCH_BLOCK * 4
-            return tuple(hash(text[i : i + step]) for i in range(0, len(text) - step + 1, step))
-        # one hash per full block of SKETCH_BLOCK ids (tuples of ids, all in C)
-        return tuple(map(hash, zip(*[iter(ids)] * SKETCH_BLOCK, strict=False)))
+    @staticmethod
+    def _text_sketch(text: str) -> tuple[int, ...]:
+        """An estimating tokenizer's sketch: one hash per block of about SKETCH_BLOCK tokens of text."""
+        step = SKETCH_BLOCK * 4
+        return tuple(hash(text[i : i + step]) for i in range(0, len(text) - step + 1, step))
 
 
 def _as_plain(obj: Any) -> Any:

@@ -139,7 +139,7 @@ def run_fixed_binding(dotted: str, catalog: Catalog, root_bound: bool) -> Bindin
 
 def call_binding(dotted: str, catalog: Catalog) -> Binding | None:
     """The value of a call such as ``now()`` or ``datetime.now()``, when the call says it is dynamic."""
-    kind = catalog.classify_call(dotted) or CALL_KINDS.get(dotted.rsplit(".", 1)[-1])
+    kind = catalog.classify_call(dotted) or CALL_KINDS.get(dotted.rpartition(".")[2])
     if kind is None:
         return None
     return Binding(static=False, kind=kind, label=f"{dotted}()", confidence=0.95)

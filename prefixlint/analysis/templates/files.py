@@ -98,10 +98,7 @@ def find_template(name: str, search_paths: Sequence[Path], root: Path) -> Path |
     if not name:
         return None
     root = Path(root)
-    direct = Path(name)
-    if direct.is_absolute():
-        return direct.resolve() if direct.is_file() else None
-    for base in (*search_paths, root):
+    for base in (*search_paths, root):  # an absolute ``name`` stays itself under any base
         base = Path(base)
         candidate = (base if base.is_absolute() else root / base) / name
         if candidate.is_file():

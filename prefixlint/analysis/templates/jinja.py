@@ -170,9 +170,9 @@ class JinjaRenderer:
             self.ctx.segments = saved
 
     def render_unit(self, unit: Unit, st: State) -> None:
+        """Render ``unit`` (``st.unit`` is it: every caller builds its state for the unit)."""
         assert unit.parsed.ast is not None
         body = unit.parsed.ast.body
-        st = replace(st, unit=unit)
         self._hoist(body, st)
         extends = next((n for n in body if isinstance(n, nodes.Extends)), None)
         if extends is None:

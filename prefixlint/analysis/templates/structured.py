@@ -64,9 +64,10 @@ def yaml_scalar_text(node: object, text: str) -> KeyedText | None:
         return None
     mark = node.start_mark
     if node.style in ("|", ">"):
-        # the content starts on the line after the indicator, at the block's indentation
+        # the content starts on the line after the indicator (a leading blank line is part of it), at
+        # the indentation of its first non-blank line
         lines = text.split("\n")
-        line = mark.line + 1
+        first = line = mark.line + 1
         while line < len(lines) and not lines[line].strip():
             line += 1
         col = len(lines[line]) - len(lines[line].lstrip(" ")) if line < len(lines) else 0
@@ -74,8 +75,8 @@ def yaml_scalar_text(node: object, text: str) -> KeyedText | None:
             # a folded block joins its lines with spaces; its lines as written keep each placeholder
             # on its own line in the file (a space or a newline: the same text to the model)
             end = node.end_mark.line + (1 if node.end_mark.column else 0)
-            return KeyedText(_unfolded(lines[line:end], col, node.value), line, col, col)
-        return KeyedText(node.value, line, col, col)
+            return KeyedText(_unfolded(lines[first:end], col, node.value), first, col, col)
+        return KeyedText(node.value, first, col, col)
     quote = 1 if node.style in ("'", '"') else 0
     return KeyedText(node.value, mark.line, mark.column + quote)
 

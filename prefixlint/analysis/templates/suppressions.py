@@ -58,9 +58,9 @@ def _comments(text: str, style: str) -> list[tuple[int, int, bool, str]]:
                 found.append((number, number, alone, m.group(0)))
         return found
     out = []
-    for line, col, end_line, end_col, body in spans:
-        before = lines[line - 1][:col] if line - 1 < len(lines) else ""
-        after = lines[end_line - 1][end_col:] if end_line - 1 < len(lines) else ""
+    for line, col, end_line, end_col, body in spans:  # positions in ``text``: its lines hold them
+        before = lines[line - 1][:col]
+        after = lines[end_line - 1][end_col:]
         out.append((line, end_line, not before.strip() and not after.strip(), body))
     return out
 
