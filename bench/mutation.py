@@ -67,6 +67,8 @@ TESTS = {
         "tests/test_constructed_objects.py",
         "tests/test_compound_names.py",
         "tests/test_flag_branches.py",
+        "tests/test_flow_expressions.py",
+        "tests/test_flow_tables.py",
     ],
     "prefixlint/analysis/templates/": [
         "tests/test_mutants_templates.py",
