@@ -20,7 +20,9 @@ RULES = "\n".join(
     for i in range(12)
 )
 # Four lines: the imports, the client, and a long static body (``RULES``) on line 5.
-HEAD = f'from datetime import datetime\nfrom openai import OpenAI\nclient = OpenAI()\n\nRULES = """{RULES}"""\n'
+HEAD = (
+    f'from datetime import datetime\nfrom openai import OpenAI\nclient = OpenAI()\n\nRULES = """{RULES}"""\n'
+)
 BODY_LINES = RULES.count("\n")  # lines the body adds after line 5
 SEND = (
     'client.chat.completions.create(model="gpt-4o", messages=['
@@ -103,7 +105,8 @@ def test_two_static_choices_give_no_finding_and_the_longer_one_counts(tmp_path: 
 
 
 def test_a_dynamic_branch_of_a_choice_is_reported_as_conditional(tmp_path: Path) -> None:
-    for n, expr in enumerate(("datetime.now() if short else 'never'", "'never' if short else datetime.now()")):
+    choices = ("datetime.now() if short else 'never'", "'never' if short else datetime.now()")
+    for n, expr in enumerate(choices):
         got = found(
             tmp_path / str(n),
             f"""

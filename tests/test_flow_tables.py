@@ -26,6 +26,7 @@ TABLE = f'''PROMPTS = {{
     "short": "Short.",
 }}
 '''
+BY_NAME, BY_MODULE = "from desk.prompts import PROMPTS", "from desk import prompts"
 HEAD = "from datetime import datetime\nfrom openai import OpenAI\nclient = OpenAI()\n"
 SEND = (
     'client.chat.completions.create(model="gpt-4o", messages=['
@@ -63,18 +64,18 @@ def test_an_item_of_a_table_in_the_same_module(tmp_path: Path) -> None:
 
 
 def test_an_item_of_a_table_imported_by_name(tmp_path: Path) -> None:
-    files = {"desk/prompts.py": TABLE, "desk/app.py": ask('PROMPTS["qa"]', "from desk.prompts import PROMPTS")}
+    files = {"desk/prompts.py": TABLE, "desk/app.py": ask('PROMPTS["qa"]', BY_NAME)}
     assert found(tmp_path, files) == [("PFX101", "desk/prompts.py", 2, 23)]
 
 
 def test_an_item_of_a_table_read_through_its_module(tmp_path: Path) -> None:
-    files = {"desk/prompts.py": TABLE, "desk/app.py": ask('prompts.PROMPTS["qa"]', "from desk import prompts")}
+    files = {"desk/prompts.py": TABLE, "desk/app.py": ask('prompts.PROMPTS["qa"]', BY_MODULE)}
     assert found(tmp_path, files) == [("PFX101", "desk/prompts.py", 2, 23)]
 
 
 def test_an_item_set_key_by_key_at_module_level(tmp_path: Path) -> None:
     table = f'PROMPTS = {{}}\nPROMPTS["qa"] = """Today is {{today}}.\n{RULES}"""\n'
-    files = {"desk/prompts.py": table, "desk/app.py": ask('PROMPTS["qa"]', "from desk.prompts import PROMPTS")}
+    files = {"desk/prompts.py": table, "desk/app.py": ask('PROMPTS["qa"]', BY_NAME)}
     assert found(tmp_path, files) == [("PFX101", "desk/prompts.py", 2, 29)]
 
 
