@@ -69,6 +69,7 @@ TESTS = {
         "tests/test_flag_branches.py",
         "tests/test_flow_expressions.py",
         "tests/test_flow_tables.py",
+        "tests/test_flow_objects.py",
     ],
     "prefixlint/analysis/templates/": [
         "tests/test_mutants_templates.py",
