@@ -70,6 +70,7 @@ TESTS = {
         "tests/test_flow_expressions.py",
         "tests/test_flow_tables.py",
         "tests/test_flow_objects.py",
+        "tests/test_flow_callers.py",
     ],
     "prefixlint/analysis/templates/": [
         "tests/test_mutants_templates.py",

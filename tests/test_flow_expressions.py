@@ -98,7 +98,7 @@ def test_two_static_choices_give_no_finding_and_the_longer_one_counts(tmp_path: 
     got = found(tmp_path, body)
     assert [where(f) for f in got] == [("PFX101", row(4), 25)]
     assert prefix_tokens(got[0]) > 10  # the longer text precedes the time
-    flipped = body.replace('"Hi" if short else', '"Hi" if not short else')
+    flipped = body.replace(f'"Hi" if short else "{long}"', f'"{long}" if short else "Hi"')
     assert prefix_tokens(found(tmp_path / "b", flipped)[0]) > 10
     none = found(tmp_path / "c", body.replace("{datetime.now()}", "today"))
     assert none == []
