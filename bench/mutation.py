@@ -71,6 +71,7 @@ TESTS = {
         "tests/test_flow_tables.py",
         "tests/test_flow_objects.py",
         "tests/test_flow_callers.py",
+        "tests/test_flow_turns.py",
     ],
     "prefixlint/analysis/templates/": [
         "tests/test_mutants_templates.py",
