@@ -87,6 +87,21 @@ def test_an_empty_constant_or_a_value_is_the_value_and_only_maybe(tmp_path: Path
     assert got[0]["value"]["conditional"] is True
 
 
+def test_of_two_values_joined_by_or_the_first_is_the_one_reported(tmp_path: Path) -> None:
+    got = found(
+        tmp_path,
+        """
+        def ask(q, session_id, user_id):
+            who = session_id or user_id
+            system = f"Caller {who}\\n" + RULES
+            return @SEND@
+        """,
+    )
+    assert [(f["code"], f["snippet"], f["value"]["conditional"]) for f in got] == [
+        ("PFX102", "session_id", False)
+    ]
+
+
 def test_two_static_choices_give_no_finding_and_the_longer_one_counts(tmp_path: Path) -> None:
     long = "Hello there, you are the billing assistant of the shop and you answer briefly"
     body = f"""
