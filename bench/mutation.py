@@ -72,6 +72,7 @@ TESTS = {
         "tests/test_flow_objects.py",
         "tests/test_flow_callers.py",
         "tests/test_flow_turns.py",
+        "tests/test_flow_locals.py",
     ],
     "prefixlint/analysis/templates/": [
         "tests/test_mutants_templates.py",
