@@ -73,6 +73,7 @@ TESTS = {
         "tests/test_flow_callers.py",
         "tests/test_flow_turns.py",
         "tests/test_flow_locals.py",
+        "tests/test_flow_records.py",
     ],
     "prefixlint/analysis/templates/": [
         "tests/test_mutants_templates.py",
