@@ -74,6 +74,7 @@ TESTS = {
         "tests/test_flow_turns.py",
         "tests/test_flow_locals.py",
         "tests/test_flow_records.py",
+        "tests/test_flow_time.py",
     ],
     "prefixlint/analysis/templates/": [
         "tests/test_mutants_templates.py",
