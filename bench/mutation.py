@@ -75,6 +75,7 @@ TESTS = {
         "tests/test_flow_locals.py",
         "tests/test_flow_records.py",
         "tests/test_flow_time.py",
+        "tests/test_flow_helpers.py",
     ],
     "prefixlint/analysis/templates/": [
         "tests/test_mutants_templates.py",
