@@ -76,6 +76,7 @@ TESTS = {
         "tests/test_flow_records.py",
         "tests/test_flow_time.py",
         "tests/test_flow_helpers.py",
+        "tests/test_flow_fields.py",
     ],
     "prefixlint/analysis/templates/": [
         "tests/test_mutants_templates.py",
