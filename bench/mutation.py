@@ -77,6 +77,7 @@ TESTS = {
         "tests/test_flow_time.py",
         "tests/test_flow_helpers.py",
         "tests/test_flow_fields.py",
+        "tests/test_flow_retrievers.py",
     ],
     "prefixlint/analysis/templates/": [
         "tests/test_mutants_templates.py",
