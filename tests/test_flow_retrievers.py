@@ -1,7 +1,8 @@
 """Objects whose methods return per-request values (``analysis/python/kinds.py``): a retriever known by
 the call that made it (module level, local, awaited, kept on ``self``), by its annotation or by its
 name; an object known by none of these is an unknown call. And lists a class fills while it runs
-(``self.notes.append(...)`` in a method): what they hold is what is appended.
+(``self.notes.append(...)`` in a method): what they hold is what is appended, or, when that is
+static text, what the list's name says (``notes``: memory).
 """
 
 from __future__ import annotations
