@@ -17,6 +17,7 @@ pytestmark = needs_analyzer
 
 BODY = """
     import time
+    from datetime import date
     DAY = "%Y-%m-%d"
     SPEC = "hours"
     def ask(q):
@@ -38,6 +39,9 @@ CASES = [
     ("datetime.now().isoformat()[:10]", "PFX111", "day", "few", "datetime.now().isoformat()"),
     ("datetime.now().year", "PFX111", "year", "few", None),
     ("bool(datetime.now())", "PFX101", None, "few", None),
+    ("date.today().ctime()", "PFX111", "day", "few", None),  # a finer view of a date is still a date
+    ("datetime.now().ctime()", "PFX101", "second", "per_request", None),
+    ("datetime.now().date().isoformat()", "PFX111", "day", "few", None),
 ]
 
 
@@ -48,7 +52,7 @@ def test_the_grain_of_a_time_value(
     got = found(tmp_path, BODY.replace("EXPR", expr))
     assert len(got) == 1, got
     f = got[0]
-    assert (f["code"], f["location"]["row"]) == (code, row(6))
+    assert (f["code"], f["location"]["row"]) == (code, row(7))
     assert (f["value"]["kind"], f["value"]["granularity"], f["value"]["cardinality"]) == (
         "timestamp",
         grain,
