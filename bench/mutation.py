@@ -78,6 +78,7 @@ TESTS = {
         "tests/test_flow_helpers.py",
         "tests/test_flow_fields.py",
         "tests/test_flow_retrievers.py",
+        "tests/test_flow_json.py",
     ],
     "prefixlint/analysis/templates/": [
         "tests/test_mutants_templates.py",
