@@ -86,8 +86,10 @@ def test_a_fill_that_becomes_the_newest_user_turn_is_not_a_finding(tmp_path: Pat
         "        self.history.append(self.pending)",  # not a message
         "        self.history.insert(0, user_message(self.pending))",  # ahead of the conversation
         "        if self.pending:\n            pass",  # no turn at all
+        "        extra = [user_message(self.pending)]\n        self.sent = extra",  # a list kept elsewhere
+        "        print([user_message(self.pending)])",  # handed to a function, not appended
     ],
-    ids=["fresh-list", "assistant", "bare-text", "inserted-first", "only-tested"],
+    ids=["fresh-list", "assistant", "bare-text", "inserted-first", "only-tested", "listed", "printed"],
 )
 def test_a_fill_used_otherwise_is_reported(tmp_path: Path, step: str) -> None:
     assert found(tmp_path, step) == REPORTED
