@@ -79,6 +79,7 @@ TESTS = {
         "tests/test_flow_fields.py",
         "tests/test_flow_retrievers.py",
         "tests/test_flow_json.py",
+        "tests/test_flow_repr.py",
     ],
     "prefixlint/analysis/templates/": [
         "tests/test_mutants_templates.py",
