@@ -146,3 +146,20 @@ def test_the_item_of_an_enumerated_sequence_is_the_loop_value(tmp_path: Path) ->
         ("PFX101", row(3), 15)
     ]
     assert got[0]["value"]["kind"] == "timestamp"
+
+
+def test_a_value_appended_to_a_local_list_is_in_its_text(tmp_path: Path) -> None:
+    body = """
+        def ask(q):
+            notes = []
+            notes.append(datetime.now())
+            system = f"Notes: {notes}\\n" + RULES
+            return @SEND@
+        """
+    got = found(tmp_path, body)
+    assert [(f["code"], f["location"]["row"], f["location"]["column"]) for f in got] == [
+        ("PFX101", row(4), 18)
+    ]
+    assert (
+        found(tmp_path / "static", body.replace("notes.append(datetime.now())", 'notes.insert(0, "x")')) == []
+    )
