@@ -31,6 +31,8 @@ class Prompts(BaseModel):
 {RULES}""", description="the answer prompt")
     kw: str = Field(default="""At {{today}}.
 {RULES}""")
+    described: str = Field(description="""Said at {{today}}.
+{RULES}""")
 
 
 class Settings(BaseModel):
@@ -105,3 +107,7 @@ def test_a_name_copied_from_another_local_holds_the_same_object(tmp_path: Path) 
     assert got == [("PFX101", "desk/settings.py", 5, 31)]
     # the copy is made before ``other`` is assigned: not the object
     assert found(tmp_path / "late", "settings.made.answer", "settings = other\n    other = Settings()") == []
+
+
+def test_a_field_description_is_not_its_default(tmp_path: Path) -> None:
+    assert found(tmp_path, "settings.prompts.described", "settings = load_settings()") == []
