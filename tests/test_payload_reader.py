@@ -166,3 +166,14 @@ def test_top_level_keys_of_compact_json() -> None:
     """Compact JSON (no space after a comma) gives every key, each with its value's first character."""
     head = '{"model":"gpt-4o","temperature":0,"messages":[{"role":"user","content":"hi"}]}'
     assert top_level_keys(head) == {"model": '"', "temperature": "0", "messages": "["}
+
+
+@pytest.mark.parametrize("name", ["req.json", "reqs.jsonl"])
+def test_a_byte_order_mark_is_ignored_and_positions_stay_in_the_file(name: str) -> None:
+    body = '{"model": "gpt-4o", "messages": [{"role": "user", "content": "hi"}]}'
+    text = "\ufeff" + body + "\n"
+    got = read_payload_file(name, text)
+    assert not got.errors
+    assert [p.body["model"] for p in got.payloads] == ["gpt-4o"]
+    start, end = got.payloads[0].doc.spans["model"]
+    assert text[start:end] == '"gpt-4o"'

@@ -92,6 +92,8 @@ def read_json(
     Raises :class:`JsonSyntaxError` with the line and column (in ``text``) where parsing stopped.
     """
     stop = len(text) if end is None else end
+    if start == 0 and text.startswith("\ufeff"):  # a byte order mark: JSON parsers may ignore it
+        start = 1
     lines = lines or LineIndex(text)
     try:
         value = json.loads(text[start:stop])
