@@ -36,6 +36,8 @@ FILES = {"desk/__init__.py": "", "desk/schemas.py": "OTHER = {'type': 'object', 
         ("json.dumps(payload, sort_keys=True)", "pass"),
         ("json.dumps(local)", "local = {'a': 1, 'b': [1, -2, 'x', None]}"),
         ("json.dumps(local)", "local = payload\n        local = {'b': 2}"),
+        ("json.dumps(sorted({'b', 'a'}))", "pass"),
+        ("json.dumps(tags)", "tags = sorted({'b', 'a'})"),
     ],
 )
 def test_json_of_a_literal_or_with_sorted_keys_is_stable(tmp_path: Path, dumps: str, pre: str) -> None:

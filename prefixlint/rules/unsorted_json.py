@@ -57,4 +57,8 @@ class UnsortedJson(NondeterministicSerialization):
             _TEMPLATE.replace("json.dumps(profile{extra})", 'json.dumps({{"plan": "pro"}})').format(),
             note="a literal dict has a fixed key order",
         ),
+        Example(
+            _TEMPLATE.replace("json.dumps(profile{extra})", 'json.dumps(sorted({{"pro", "team"}}))').format(),
+            note="sorted strings have a fixed order, even when they come from a set",
+        ),
     ]

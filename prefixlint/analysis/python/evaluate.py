@@ -982,6 +982,16 @@ class Evaluator(TemplateMixin, MessagesMixin, KindsMixin):
             return self._literal(node.expression, env, depth)
         if (
             isinstance(node, cst.Call)
+            and isinstance(node.func, cst.Name)
+            and node.func.value == "sorted"
+            and node.args
+            and node.args[0].keyword is None
+            and not node.args[0].star
+        ):
+            # ``sorted({"b", "a"})``: the order of the strings is fixed, even when they come from a set
+            return self._string_items(node.args[0].value, env, depth + 1)
+        if (
+            isinstance(node, cst.Call)
             and isinstance(node.func, cst.Attribute)
             and isinstance(node.func.value, (cst.SimpleString, cst.ConcatenatedString))
         ):
