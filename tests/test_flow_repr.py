@@ -34,7 +34,14 @@ def bot(expr: str, deco: str = "", base: str = "", method: str = "") -> str:
 
 @pytest.mark.parametrize(
     ("expr", "method"),
-    [("{repr(self)}", ""), ("{self!r}", ""), ("{self!r}", STR), ("{str(self)}", ""), ("{self!s}", "")],
+    [
+        ("{repr(self)}", ""),
+        ("{self!r}", ""),
+        ("{self!r}", STR),
+        ("{str(self)}", ""),
+        ("{self!s}", ""),
+        ("{self}", ""),
+    ],
 )
 def test_the_default_repr_of_a_plain_class_is_an_address(tmp_path: Path, expr: str, method: str) -> None:
     got = found(tmp_path, bot(expr, method=method))
@@ -52,6 +59,9 @@ def test_the_default_repr_of_a_plain_class_is_an_address(tmp_path: Path, expr: s
         ("{repr(self)}", "", "", REPR),
         ("{str(self)}", "", "", STR),
         ("{self!s}", "", "", STR),
+        ("{self}", "", "", STR),
+        ("{self}", "", "", STR.replace("__str__(self)", "__format__(self, spec)")),
+        ("{self:>10}", "", "", ""),
     ],
 )
 def test_a_repr_the_class_defines_or_may_inherit_is_not_an_address(

@@ -25,6 +25,8 @@ class MemoryAddressRepr(NondeterministicSerialization):
 
     The default ``repr`` of an object is ``<Foo object at 0x7f3a...>``; the address differs on
     every run and usually on every request, so nothing after it is cached.
+    ``f"{box}"`` is ``str(box)``, which falls back on that ``repr`` when the class defines neither
+    ``__str__`` nor ``__format__``.
 
     Fix: give the class a ``__repr__`` that prints stable fields, or render the fields you need.
 
@@ -36,5 +38,5 @@ class MemoryAddressRepr(NondeterministicSerialization):
     name = "memory-address-repr"
     what = Nondeterminism.MEMORY_ADDRESS
     detail = "A repr that includes a memory address (differs on every run)"
-    INVALID = [bad(_CODE.format(extra=""))]
+    INVALID = [bad(_CODE.format(extra="")), bad(_CODE.replace("{{box!r}}", "{{box}}").format(extra=""))]
     VALID = [Example(_CODE.format(extra='\n    def __repr__(self):\n        return "Toolbox()"\n'))]

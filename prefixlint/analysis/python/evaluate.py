@@ -139,9 +139,10 @@ class Evaluator(TemplateMixin, MessagesMixin, KindsMixin):
                     spec_text = "".join(p.value for p in spec)  # type: ignore[union-attr]
                     label = env.mod.source(part.expression)[:60]
                     segs = self.format_spec_step(segs, spec_text, label, env.mod.loc(part.expression))
-                if part.conversion in ("r", "s") and self._address_repr(
-                    part.expression, env, part.conversion
-                ):
+                # ``{x}`` with no conversion and no spec is ``format(x, "")``: ``str(x)`` unless the
+                # class has its own ``__format__``
+                conv = part.conversion or ("" if spec else "s")
+                if conv in ("r", "s") and self._address_repr(part.expression, env, conv):
                     segs = [static(env.mod.source(part), env.mod.loc(part))]
                     segs = [evolve(segs[0], nondeterminism=Nondeterminism.MEMORY_ADDRESS)]
                 if not is_static(segs):
@@ -1146,7 +1147,9 @@ def _returns(fdef: cst.FunctionDef, mod: ModuleInfo) -> list[cst.Return]:
 
 
 def _default_repr(cls: ClassInfo, conv: str) -> bool:
-    if "__repr__" in cls.methods or (conv == "s" and "__str__" in cls.methods):
+    if "__repr__" in cls.methods or (
+        conv == "s" and ("__str__" in cls.methods or "__format__" in cls.methods)
+    ):
         return False
     for deco in cls.node.decorators:
         if "dataclass" in dotted_name(deco.decorator) or "attr" in dotted_name(deco.decorator):
