@@ -17,7 +17,7 @@ import libcst as cst
 from prefixlint.analysis.catalog import Catalog
 from prefixlint.analysis.python import branches, fixes, records, timegrain
 from prefixlint.analysis.python.callers import param_from_callers
-from prefixlint.analysis.python.collect import ClassInfo, ModuleInfo, evaluated
+from prefixlint.analysis.python.collect import ClassInfo, ModuleInfo, evaluated, resolved
 from prefixlint.analysis.python.constants import table_item
 from prefixlint.analysis.python.env import Env
 from prefixlint.analysis.python.fills import replace_call
@@ -26,7 +26,7 @@ from prefixlint.analysis.python.memo import TextMemo
 from prefixlint.analysis.python.messages import MessagesMixin, _target_names
 from prefixlint.analysis.python.objects import class_of
 from prefixlint.analysis.python.pieces import decode_literal
-from prefixlint.analysis.python.project import ProjectContext
+from prefixlint.analysis.python.project import ProjectContext, def_pattern
 from prefixlint.analysis.python.resolve import annotation_name, find_param, local_ops, ops_before
 from prefixlint.analysis.python.sources import (
     GATHER,
@@ -306,6 +306,27 @@ class Evaluator(TemplateMixin, MessagesMixin, KindsMixin):
         if target is not None:
             self.dependencies.add(target.path)
             return target, None
+        return None
+
+    def _imported_defining(
+        self, mod: ModuleInfo, name: str, fname: str | None
+    ) -> tuple[ModuleInfo, str | None] | None:
+        """:meth:`_imported`, or None unparsed when no file ``name`` may come from has ``def fname``.
+
+        A caller that only wants a function (or method) ``fname`` of the imported thing learns
+        nothing from a module without that ``def``: its text is tested before it is parsed. The
+        files tested stay dependencies (one that gains the ``def`` changes the answer).
+        """
+        module, attr, level = mod.imports[name]
+        files = [self.project.module_file(mod.path, module, level)]
+        if attr is not None:
+            files.append(self.project.module_file(mod.path, f"{module}.{attr}" if module else attr, level))
+        found = [f for f in files if f is not None]
+        if fname is not None:
+            pattern = def_pattern(fname)
+            if any(self.project.may_hold(f, pattern) for f in found):
+                return self._imported(mod, name)
+        self.dependencies.update(resolved(str(f)) for f in found)
         return None
 
     def _imported_text(self, mod: ModuleInfo, name: str, env: Env) -> list[Segment] | None:
@@ -763,7 +784,7 @@ class Evaluator(TemplateMixin, MessagesMixin, KindsMixin):
             if name in mod.functions:
                 return FnRef(mod.functions[name], mod, None)
             if name in mod.imports:
-                got = self._imported(mod, name)
+                got = self._imported_defining(mod, name, mod.imports[name][1])
                 if got is not None and got[1] in got[0].functions:
                     return FnRef(got[0].functions[got[1]], got[0], None)
             return None
@@ -774,7 +795,7 @@ class Evaluator(TemplateMixin, MessagesMixin, KindsMixin):
             if base in mod.classes and attr in mod.classes[base].methods:
                 return FnRef(mod.classes[base].methods[attr], mod, mod.classes[base])
             if base in mod.imports and base not in env.bindings:
-                got = self._imported(mod, base)
+                got = self._imported_defining(mod, base, attr)
                 if got is not None and got[1] is None and attr in got[0].functions:
                     return FnRef(got[0].functions[attr], got[0], None)
                 if got is not None and got[1] in got[0].classes and attr in got[0].classes[got[1]].methods:

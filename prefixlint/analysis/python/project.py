@@ -233,6 +233,11 @@ def call_pattern(name: str) -> re.Pattern[str]:
     return re.compile(re.escape(name) + _GAP + r"[(\[]")
 
 
+def def_pattern(name: str) -> re.Pattern[str]:
+    """Text a module that defines function or method ``name`` must contain: ``def name``."""
+    return re.compile(r"def(?:\s|\\)+" + re.escape(name) + r"(?!\w)")
+
+
 def class_pattern(name: str) -> re.Pattern[str]:
     """Text a module that defines class ``name`` must contain."""
     return re.compile(r"class(?:\s|\\)+" + re.escape(name) + r"(?!\w)")
