@@ -825,9 +825,11 @@ def test_a_method_of_a_parameter_is_not_the_method_of_a_module_instance(tmp_path
 
 
 def test_a_lambda_or_ellipsis_in_prompt_text_is_its_source_text(tmp_path: Path) -> None:
-    """``f"... {(lambda hit: hit.score)} ... {...}"`` after a timestamp: both print as fixed text, so
-    they count in the static tokens the timestamp makes uncacheable, as the same words written
-    out do (within a token: the text is cut into segments at other places).
+    """``f"... {(lambda hit: hit.score)} ... {...}"`` after a timestamp: both are text, not values of
+    unknown nature, so they count in the static tokens the timestamp makes uncacheable, as the same
+    words written out do (within two tokens: the text is cut into segments at other places, and the
+    lambda, which prints a memory address, stands as its source with its braces; after the timestamp
+    its PFX403 is not reported).
     Catches: a lambda or ``...`` taken as an unknown value (its tokens no longer counted as lost)."""
     now = 'f"Now: {datetime.now()}.\\n" + RULES + '
     app = (
@@ -840,7 +842,7 @@ def test_a_lambda_or_ellipsis_in_prompt_text_is_its_source_text(tmp_path: Path) 
     found = check(tmp_path, {"app.py": app})
     assert codes(found) == [("PFX101", "app.py", 9), ("PFX101", "app.py", 14)]
     lost = [f["impact"]["tokens_lost"] for f in found]
-    assert lost[0] >= 100 and abs(lost[0] - lost[1]) <= 1  # the same words, cut at other places
+    assert lost[0] >= 100 and abs(lost[0] - lost[1]) <= 2  # the same words, cut at other places
 
 
 def test_a_text_method_of_a_value_of_unknown_kind_keeps_its_kind(tmp_path: Path) -> None:
