@@ -14,16 +14,9 @@ import textwrap
 from pathlib import Path
 
 from tests.cli_support import invoke, needs_analyzer
+from tests.test_flow_expressions import HEAD
 
 pytestmark = needs_analyzer
-
-RULES = "\n".join(
-    f"Rule {i}: answer only questions about billing, quote the invoice line, and never guess an amount."
-    for i in range(12)
-)
-HEAD = (
-    f'from datetime import datetime\nfrom openai import OpenAI\nclient = OpenAI()\n\nRULES = """{RULES}"""\n'
-)
 SEND = (
     'client.chat.completions.create(model="gpt-4o", messages=['
     '{"role": "system", "content": system}, {"role": "user", "content": q}])'
