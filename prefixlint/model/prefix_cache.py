@@ -402,15 +402,15 @@ class CacheInterval:
         high = self.upper.predict(pieces, now)
         # the constructor, not dataclasses.replace (which costs three times as much; once per request)
         return Prediction(
-            low.cached,
-            max(low.upper, high.upper),
-            low.shared,
-            low.prompt,
-            low.written,
-            low.expired,
-            low.below_minimum,
-            max(low.shared, high.shared),
-            low.evicted,
+            cached=low.cached,
+            upper=max(low.upper, high.upper),
+            shared=low.shared,
+            prompt=low.prompt,
+            written=low.written,
+            expired=low.expired,
+            below_minimum=low.below_minimum,
+            shared_upper=max(low.shared, high.shared),
+            evicted=low.evicted,
         )
 
     def sent(self, pieces: Sequence[Piece], now: float, ttl_seconds: float | None = None) -> Flight:
