@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from prefixlint.analysis.payloads.markers import VolatileText
-from prefixlint.sdk.canonical import canonicalize, normalize_text
+from prefixlint.sdk.canonical import canonicalize, normalize_text, sorted_json
 
 DECOMPOSED = "cafe\u0301"  # "café" as e + combining acute
 COMPOSED = "caf\u00e9"
@@ -127,3 +127,42 @@ def test_responses_input_and_instructions_are_normalised() -> None:
         {"messages": [{"role": "user", "content": COMPOSED}]}, "chat", _opts(unicode_nfc=True)
     )
     assert changes == []
+
+
+def test_sorted_json_sorts_dicts_inside_lists_and_takes_keys_of_mixed_types() -> None:
+    assert [list(d) for d in sorted_json([{"b": 1, "a": 2}, {"d": 1, "c": 2}])] == [["a", "b"], ["c", "d"]]
+    assert list(sorted_json({"b": 1, 2: 2, "a": 3})) == [2, "a", "b"]  # compared as text, never a TypeError
+
+
+def test_tool_keys_sorted_at_any_depth_are_reported_and_sorted_ones_are_not() -> None:
+    deep = {"type": "function", "function": {"parameters": {"type": "object"}, "name": "a"}}
+    out, changes = canonicalize({"tools": [deep]}, "chat", _opts(sort_keys=True))
+    assert list(out["tools"][0]["function"]) == ["name", "parameters"]
+    assert changes == ["tools: sorted keys"]
+    tidy = {"function": {"name": "a", "parameters": {"type": "object"}}, "type": "function"}
+    assert canonicalize({"tools": [tidy]}, "chat", _opts(sort_keys=True, sort_tools=True))[1] == []
+
+
+def test_tools_moved_and_resorted_report_both_changes_against_their_own_keys() -> None:
+    b = {"function": {"name": "b"}, "type": "function"}  # keys already sorted
+    a = {"type": "function", "function": {"name": "a"}}  # keys out of order
+    out, changes = canonicalize({"tools": [b, a]}, "chat", _opts(sort_keys=True, sort_tools=True))
+    assert [list(t) for t in out["tools"]] == [["function", "type"], ["function", "type"]]
+    assert changes == ["tools: canonical order", "tools: sorted keys"]
+    tidy_b = {"function": {"name": "b"}, "type": "function"}
+    tidy_a = {"function": {"name": "a"}, "strict": True, "type": "function"}  # other keys, all sorted
+    _, changes = canonicalize({"tools": [tidy_b, tidy_a]}, "chat", _opts(sort_keys=True, sort_tools=True))
+    assert changes == ["tools: canonical order"]  # moved, but no tool's keys changed
+
+
+def test_tools_that_are_not_a_list_are_left_as_given() -> None:
+    given = ({"name": "b"}, {"name": "a"})
+    out, changes = canonicalize({"tools": given}, "chat", _opts(sort_keys=True, sort_tools=True))
+    assert out["tools"] is given and changes == []
+
+
+def test_nested_formats_already_sorted_report_no_change() -> None:
+    for key, sub, api in (("text", "format", "responses"), ("output_config", "format", "messages")):
+        body = {key: {sub: {"a": 1, "b": {"c": 1}}}}
+        out, changes = canonicalize(body, api, _opts(sort_keys=True))
+        assert changes == [] and out[key][sub] == body[key][sub]

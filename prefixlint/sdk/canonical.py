@@ -57,13 +57,15 @@ def canonicalize(body: dict[str, Any], api: str, opts: Any) -> tuple[dict[str, A
     tools = out.get("tools")
     if isinstance(tools, list) and tools:
         new = tools
+        keys_moved = False
         if opts.sort_keys:
-            new = [sorted_json(t) for t in new]
+            new = [sorted_json(t) for t in tools]
+            keys_moved = repr(new) != repr(tools)  # at any depth; dict equality ignores key order
         if opts.sort_tools:
             new = sorted(new, key=tool_name)
-        if new != tools or [tool_name(t) for t in new] != [tool_name(t) for t in tools]:
+        if new != tools:  # equal dicts in another order: the tools moved
             changes.append("tools: canonical order")
-        if opts.sort_keys and any(list(a) != list(b) for a, b in zip(new, tools, strict=False)):
+        if keys_moved:
             changes.append("tools: sorted keys")
         out["tools"] = new
     if opts.sort_keys:
