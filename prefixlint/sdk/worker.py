@@ -6,7 +6,12 @@ made. Jobs run one at a time, in FIFO order, on the worker thread; a caller that
 before the worker got to it (an inline report) runs the queue up to that job itself, so a busy
 machine that is slow to wake the worker adds no scheduling delay. A job's result is a
 :class:`~concurrent.futures.Future`; errors are logged, never raised. Waits end on an event (a job
-done, the queue empty), never by polling; :data:`WAIT_S` bounds them.
+done, the queue empty, a deadline), never by polling; :data:`WAIT_S` bounds them.
+
+The worker runs Python, so while it runs, the calling thread waits for the GIL. A *lazy* job does
+not wake it: it runs at the worker's next wake-up, ideally :meth:`Worker.wake` when a request is on
+the wire (the calling thread then waits on I/O with the GIL released), at the latest :data:`LAZY_S`
+after the worker last ran or woke.
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ import atexit
 import logging
 import os
 import threading
+import time
 from collections import deque
 from collections.abc import Callable
 from concurrent.futures import Future
@@ -23,6 +29,7 @@ from typing import Any
 log = logging.getLogger("prefixlint.sdk")
 _Job = tuple[Callable[..., Any], tuple[Any, ...], "Future[Any]"]
 WAIT_S = 10.0  # the longest a caller waits for accounting (a report's send-side job, a flush)
+LAZY_S = 0.1  # the longest a lazy job waits for the worker's next wake-up
 
 
 class Worker:
@@ -36,6 +43,8 @@ class Worker:
         self._idle = threading.Condition(lock)  # the queue ran empty
         self._running = threading.Lock()  # held while jobs run: one at a time, in order
         self._pending = 0
+        self._urgent = False  # run the queue now (a job that is not lazy, a wake-up, a flush)
+        self._asleep = False  # the worker waits with no deadline: a lazy job must wake it
 
     def _after_fork(self) -> None:
         """In a forked child: fresh locks, since another thread may have held one at the fork."""
@@ -50,20 +59,38 @@ class Worker:
                 self._jobs = deque()
                 self._running = threading.Lock()
                 self._pending = 0
+                self._urgent = self._asleep = False
                 thread = threading.Thread(target=self._loop, name="prefixlint-sdk")
                 thread.daemon = True
                 thread.start()
                 self._pid = os.getpid()
 
-    def submit(self, fn: Callable[..., Any], *args: Any) -> Future[Any]:
+    def submit(self, fn: Callable[..., Any], *args: Any, lazy: bool = False) -> Future[Any]:
+        """Queue ``fn(*args)``: run it now, or with ``lazy`` at the worker's next wake-up."""
         if self._pid != os.getpid():
             self._start()
         fut: Future[Any] = Future()
         with self._wake:
             self._pending += 1
             self._jobs.append((fn, args, fut))
-            self._wake.notify()
+            if not lazy:
+                self._urgent = True
+            if not lazy or self._asleep:
+                self._wake.notify()
         return fut
+
+    def wake(self) -> None:
+        """Run the queued jobs now: the caller is about to wait on I/O with the GIL released."""
+        if self._pid != os.getpid():
+            return  # nothing was queued in this process
+        with self._wake:
+            if self._jobs:
+                self._urgent = True
+                self._wake.notify()
+
+    def queued(self) -> bool:
+        """True when jobs wait for the worker (read without the lock: a hint, not a promise)."""
+        return bool(self._jobs)
 
     def _run_next(self) -> bool:
         """Run the oldest job (the caller holds ``_running``); False when there is none."""
@@ -86,11 +113,27 @@ class Worker:
     def _loop(self) -> None:
         while True:
             with self._wake:
-                while not self._jobs:
-                    self._wake.wait()
+                self._wait_for_work()
             with self._running:
                 while self._run_next():
                     pass
+
+    def _wait_for_work(self) -> None:
+        """Return (holding the lock) when the queue should run: something urgent came, or lazy jobs
+        waited :data:`LAZY_S` since the worker last ran or woke."""
+        deadline = time.monotonic() + LAZY_S
+        while not self._urgent:
+            left = deadline - time.monotonic()
+            if left > 0:
+                self._wake.wait(left)
+            elif self._jobs:
+                break
+            else:
+                self._asleep = True
+                self._wake.wait()  # a lazy job wakes it: it runs LAZY_S later unless woken before
+                self._asleep = False
+                deadline = time.monotonic() + LAZY_S
+        self._urgent = False
 
     def run_until(self, fut: Future[Any]) -> None:
         """Run queued jobs on this thread, in order, until ``fut`` is done (unless the worker is busy)."""
@@ -107,6 +150,9 @@ class Worker:
         if self._pid != os.getpid():
             return True  # nothing was queued in this process
         with self._idle:
+            if self._pending:
+                self._urgent = True
+                self._wake.notify()
             return self._idle.wait_for(lambda: self._pending <= 0, WAIT_S if timeout is None else timeout)
 
 
