@@ -11,7 +11,8 @@ done, the queue empty, a deadline), never by polling; :data:`WAIT_S` bounds them
 The worker runs Python, so while it runs, the calling thread waits for the GIL. A *lazy* job does
 not wake it: it runs at the worker's next wake-up, ideally :meth:`Worker.wake` when a request is on
 the wire (the calling thread then waits on I/O with the GIL released), at the latest :data:`LAZY_S`
-after the worker last ran or woke.
+after it was queued. A worker that found nothing to do for :data:`LAZY_S` sleeps without a deadline,
+and the next lazy job wakes it.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from concurrent.futures import Future
 from typing import Any
 
 log = logging.getLogger("prefixlint.sdk")
-_Job = tuple[Callable[..., Any], tuple[Any, ...], "Future[Any]"]
+_Job = tuple[Callable[..., Any], tuple[Any, ...], "Future[Any]", float]  # ..., due (monotonic)
 WAIT_S = 10.0  # the longest a caller waits for accounting (a report's send-side job, a flush)
 LAZY_S = 0.1  # the longest a lazy job waits for the worker's next wake-up
 
@@ -43,7 +44,7 @@ class Worker:
         self._idle = threading.Condition(lock)  # the queue ran empty
         self._running = threading.Lock()  # held while jobs run: one at a time, in order
         self._pending = 0
-        self._urgent = False  # run the queue now (a job that is not lazy, a wake-up, a flush)
+        self._urgent = False  # run the whole queue now (a job that is not lazy, a wake-up, a flush)
         self._asleep = False  # the worker waits with no deadline: a lazy job must wake it
 
     def _after_fork(self) -> None:
@@ -66,13 +67,13 @@ class Worker:
                 self._pid = os.getpid()
 
     def submit(self, fn: Callable[..., Any], *args: Any, lazy: bool = False) -> Future[Any]:
-        """Queue ``fn(*args)``: run it now, or with ``lazy`` at the worker's next wake-up."""
+        """Queue ``fn(*args)``: the worker runs it now, or with ``lazy`` at its next wake-up."""
         if self._pid != os.getpid():
             self._start()
         fut: Future[Any] = Future()
         with self._wake:
             self._pending += 1
-            self._jobs.append((fn, args, fut))
+            self._jobs.append((fn, args, fut, time.monotonic() + LAZY_S if lazy else 0.0))
             if not lazy:
                 self._urgent = True
             if not lazy or self._asleep:
@@ -80,7 +81,7 @@ class Worker:
         return fut
 
     def wake(self) -> None:
-        """Run the queued jobs now: the caller is about to wait on I/O with the GIL released."""
+        """Run the whole queue now: the caller is about to wait on I/O with the GIL released."""
         if self._pid != os.getpid():
             return  # nothing was queued in this process
         with self._wake:
@@ -92,12 +93,13 @@ class Worker:
         """True when jobs wait for the worker (read without the lock: a hint, not a promise)."""
         return bool(self._jobs)
 
-    def _run_next(self) -> bool:
-        """Run the oldest job (the caller holds ``_running``); False when there is none."""
+    def _run_next(self, due_only: bool = False) -> bool:
+        """Run the oldest job (the caller holds ``_running``); False when there is none (or, with
+        ``due_only``, when it is a lazy job whose time has not come)."""
         with self._wake:
-            if not self._jobs:
+            if not self._jobs or (due_only and self._jobs[0][3] > time.monotonic()):
                 return False
-            fn, args, fut = self._jobs.popleft()
+            fn, args, fut, _ = self._jobs.popleft()
         try:
             fut.set_result(fn(*args))
         except Exception as exc:
@@ -113,27 +115,26 @@ class Worker:
     def _loop(self) -> None:
         while True:
             with self._wake:
-                self._wait_for_work()
+                due_only = self._wait_for_work()
             with self._running:
-                while self._run_next():
+                while self._run_next(due_only):
                     pass
 
-    def _wait_for_work(self) -> None:
-        """Return (holding the lock) when the queue should run: something urgent came, or lazy jobs
-        waited :data:`LAZY_S` since the worker last ran or woke."""
-        deadline = time.monotonic() + LAZY_S
+    def _wait_for_work(self) -> bool:
+        """Wait (holding the lock) until jobs should run. True: run the jobs that are due (the oldest
+        waited :data:`LAZY_S`); False: run the whole queue (something urgent came)."""
         while not self._urgent:
-            left = deadline - time.monotonic()
-            if left > 0:
+            if self._jobs:
+                left = self._jobs[0][3] - time.monotonic()
+                if left <= 0:
+                    return True
                 self._wake.wait(left)
-            elif self._jobs:
-                break
-            else:
-                self._asleep = True
-                self._wake.wait()  # a lazy job wakes it: it runs LAZY_S later unless woken before
+            elif not self._wake.wait(LAZY_S) and not self._jobs and not self._urgent:
+                self._asleep = True  # nothing for LAZY_S: sleep until a job comes
+                self._wake.wait()
                 self._asleep = False
-                deadline = time.monotonic() + LAZY_S
         self._urgent = False
+        return False
 
     def run_until(self, fut: Future[Any]) -> None:
         """Run queued jobs on this thread, in order, until ``fut`` is done (unless the worker is busy)."""
