@@ -156,3 +156,12 @@ def test_a_client_without_an_http_client_to_hook_wakes_the_worker_when_the_reque
     assert [e[0] for e in events] == ["sent"]  # no wake-up: the job was not lazy
     assert reports[0].verdict is Verdict.EXPECTED_MISS
     sdk.unwrap(client)  # removes no hook it did not add
+
+
+def test_the_trace_removes_itself_once_the_body_is_written(server: ProviderServer) -> None:
+    seen: list[dict[str, Any]] = []
+    raw = openai.OpenAI(base_url=server.url + "/v1", api_key="k", max_retries=0)
+    raw._client.event_hooks = {"request": [], "response": [lambda r: seen.append(dict(r.request.extensions))]}
+    client = sdk.wrap(raw)
+    client.chat.completions.create(model="gpt-4o", messages=_msgs("one"))
+    assert seen and "trace" not in seen[0]  # the response's steps were not traced

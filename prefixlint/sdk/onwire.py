@@ -32,9 +32,27 @@ def _wake(name: str, info: dict[str, Any]) -> None:
         WORKER.wake()
 
 
-async def _awake(name: str, info: dict[str, Any]) -> None:
-    if name.endswith(_BODY_SENT):
-        WORKER.wake()
+def _once(ext: dict[str, Any]) -> Trace:
+    """A trace that wakes the worker, then removes itself from ``ext`` (the request's extensions,
+    which httpcore reads at every step): the steps after the body cost nothing more."""
+
+    def trace(name: str, info: dict[str, Any]) -> None:
+        if name.endswith(_BODY_SENT):
+            WORKER.wake()
+            if ext.get("trace") is trace:
+                del ext["trace"]
+
+    return trace
+
+
+def _aonce(ext: dict[str, Any]) -> Trace:
+    async def trace(name: str, info: dict[str, Any]) -> None:
+        if name.endswith(_BODY_SENT):
+            WORKER.wake()
+            if ext.get("trace") is trace:
+                del ext["trace"]
+
+    return trace
 
 
 def _chain(prev: Trace) -> Trace:
@@ -56,15 +74,19 @@ def _achain(prev: Callable[[str, dict[str, Any]], Awaitable[Any]]) -> Trace:
 def _hook(request: Any) -> None:
     """httpx ``request`` event hook (sync clients): trace the request if accounting waits for it."""
     if WORKER.queued():
-        prev = request.extensions.get("trace")
-        request.extensions = {**request.extensions, "trace": _wake if prev is None else _chain(prev)}
+        ext = dict(request.extensions)
+        prev = ext.get("trace")
+        ext["trace"] = _once(ext) if prev is None else _chain(prev)
+        request.extensions = ext
 
 
 async def _ahook(request: Any) -> None:
     """The same for async clients, whose trace callbacks are coroutines."""
     if WORKER.queued():
-        prev = request.extensions.get("trace")
-        request.extensions = {**request.extensions, "trace": _awake if prev is None else _achain(prev)}
+        ext = dict(request.extensions)
+        prev = ext.get("trace")
+        ext["trace"] = _aonce(ext) if prev is None else _achain(prev)
+        request.extensions = ext
 
 
 def _http_client(client: Any) -> tuple[Any, Callable[..., Any]] | None:
