@@ -118,3 +118,20 @@ def test_a_sleeping_worker_is_woken_by_a_lazy_job(monkeypatch) -> None:
         time.sleep(0.01)
     assert worker._asleep
     assert worker.submit(lambda: "ran", lazy=True).result(timeout=5) == "ran"
+
+
+def test_a_wake_up_runs_the_jobs_queued_before_it_not_lazy_ones_queued_while_they_run(monkeypatch) -> None:
+    monkeypatch.setattr(worker_module, "LAZY_S", 30.0)
+    worker = Worker()
+    worker.submit(lambda: None).result(timeout=5)
+    started, gate = threading.Event(), threading.Event()
+    first = worker.submit(lambda: started.set() or gate.wait(5), lazy=True)
+    worker.wake()
+    assert started.wait(5)  # the worker runs the first job...
+    later = worker.submit(lambda: "later", lazy=True)  # ...when the next request's job is queued
+    gate.set()
+    first.result(timeout=5)
+    time.sleep(0.05)
+    assert not later.done()  # it waits for its own wake-up
+    worker.wake()
+    assert later.result(timeout=5) == "later"
