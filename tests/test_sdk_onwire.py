@@ -118,10 +118,24 @@ def test_the_hook_is_shared_by_copies_and_removed_with_the_last_unwrap(server: P
     copy.chat.completions.create(model="gpt-4o", messages=_msgs("plain again"))
 
 
-def test_anthropic_clients_get_the_hook_too(server: ProviderServer) -> None:
-    client = sdk.wrap(anthropic.Anthropic(base_url=server.url, api_key="k", max_retries=0))
+def test_anthropics_stream_helper_wakes_the_worker_when_it_sends_on_entering(
+    server: ProviderServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    server.delay = 0.1
+    reports: list[CacheReport] = []
+    client = sdk.wrap(
+        anthropic.Anthropic(base_url=server.url, api_key="k", max_retries=0), on_report=reports.append
+    )
     assert onwire._hook in client._client.event_hooks["request"]
-    assert client._prefixlint_state.on_wire
+    events = _timeline(client, monkeypatch)
+    manager = client.messages.stream(
+        model="claude-sonnet-4-5", max_tokens=5, system=SYSTEM, messages=[{"role": "user", "content": "a"}]
+    )
+    assert events == []  # nothing sent yet: the send-side job waits
+    with manager as stream:
+        "".join(stream.text_stream)
+    assert [e[0] for e in events] == ["wake", "sent"]
+    assert reports[-1].verdict is Verdict.EXPECTED_MISS
 
 
 def test_a_trace_of_the_callers_own_still_gets_every_event(

@@ -181,7 +181,7 @@ class ClientState:
             now=self.clock(),
             mono=time.monotonic(),
         )
-        self.account.sent(call, on_wire=self.on_wire and not call.helper)  # the helper sends later
+        self.account.sent(call, on_wire=self.on_wire)  # the stream helper too: it sends on entering
         return out, call
 
     def _cut(self, body: dict[str, Any], api: str, cache: PieceCache) -> tuple[list[Piece] | None, str]:
