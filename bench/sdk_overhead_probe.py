@@ -10,7 +10,9 @@ shuffled order, call by call, and reports the median paired difference (wrapped 
   (``hashlib`` over a large buffer), to tell GIL contention from contention for the cores.
 
 It also times, for the shipped wrapper, when the worker's send-side job starts and ends relative to
-the request leaving the wrapper and the response reaching it.
+the request leaving the wrapper, the request being on the wire (its body written: the worker's
+wake-up, :mod:`prefixlint.sdk.onwire`) and the response reaching it. A job that starts before the
+request is on the wire holds the GIL while the calling thread still builds and writes the request.
 
     python bench/sdk_overhead_probe.py [--shape "at size"] [--size 10000] [--calls 300]
 """
@@ -33,6 +35,7 @@ import openai  # noqa: E402
 from sdk_overhead import requests, start_server  # noqa: E402
 
 import prefixlint.sdk as sdk  # noqa: E402
+from prefixlint.sdk.worker import WORKER  # noqa: E402
 
 _BUF = b"x" * 200_000
 
@@ -52,13 +55,20 @@ def _client(url: str, name: str) -> Any:
 def _timeline(client: Any, log: dict[int, dict[str, float]], alive: list[Any]) -> None:
     """Record, per call, when it left the wrapper, when its send-side job ran, when its response came."""
     state, account = client._prefixlint_state, client._prefixlint_state.account
-    prepare, after, sent = state.prepare, state.after, account._sent
+    prepare, after, sent, wake = state.prepare, state.after, account._sent, WORKER.wake
+    current: list[int] = []  # the call of this client in progress
 
     def timed_prepare(api: str, kwargs: dict[str, Any]) -> Any:
         out = prepare(api, kwargs)
         alive.append(out[1])  # keeps ids unique
         log[id(out[1])] = {"left": time.perf_counter()}
+        current[:] = [id(out[1])]
         return out
+
+    def timed_wake() -> None:
+        if current:
+            log[current[0]].setdefault("wire", time.perf_counter())
+        wake()
 
     def timed_sent(call: Any) -> None:
         t0, c0 = time.perf_counter(), time.thread_time()
@@ -67,9 +77,11 @@ def _timeline(client: Any, log: dict[int, dict[str, float]], alive: list[Any]) -
 
     def timed_after(call: Any, result: Any, kwargs: dict[str, Any]) -> Any:
         log[id(call)]["response"] = time.perf_counter()
+        current.clear()
         return after(call, result, kwargs)
 
     state.prepare, state.after, account._sent = timed_prepare, timed_after, timed_sent
+    WORKER.wake = timed_wake  # type: ignore[method-assign]
 
 
 def main() -> int:
@@ -122,10 +134,12 @@ def main() -> int:
             c["response"] - c["left"],
         )
     late = sum(c["job1"] > c["response"] for c in calls)
+    early = sum(c["job0"] < c.get("wire", c["response"]) for c in calls)
     print(f"  send-side job starts {p50('start'):.3f} ms after the request left the wrapper (p50)")
     print(f"  send-side job wall / CPU: {p50('took'):.3f} / {p50('job_cpu'):.3f} ms (p50)")
     print(f"  response reaches the wrapper {p50('reply'):.3f} ms after the request left (p50)")
     print(f"  calls whose job had not ended when the response came: {late} of {len(calls)}")
+    print(f"  calls whose job started before the request was on the wire: {early} of {len(calls)}")
     return 0
 
 

@@ -44,7 +44,7 @@ class _Now:
     def __init__(self) -> None:
         self.spent: dict[str, float] = {}
 
-    def submit(self, fn: Callable[..., Any], *args: Any) -> Future[Any]:
+    def submit(self, fn: Callable[..., Any], *args: Any, lazy: bool = False) -> Future[Any]:
         fut: Future[Any] = Future()
         c0 = time.thread_time()
         fut.set_result(fn(*args))

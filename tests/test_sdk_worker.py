@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import threading
+import time
 
 import pytest
 
+from prefixlint.sdk import worker as worker_module
 from prefixlint.sdk.worker import Worker
 
 
@@ -73,3 +75,63 @@ def test_a_waiting_caller_does_not_run_jobs_while_the_worker_is_busy() -> None:
     gate.set()
     assert mine.result(timeout=5) is not threading.current_thread()
     assert worker.flush(5)
+
+
+def test_a_lazy_job_waits_for_a_wake_up_and_keeps_its_place_in_the_queue(monkeypatch) -> None:
+    monkeypatch.setattr(worker_module, "LAZY_S", 30.0)
+    worker = Worker()
+    worker.submit(lambda: None).result(timeout=5)  # the worker thread runs, its queue is empty
+    order: list[str] = []
+    lazy = worker.submit(order.append, "lazy", lazy=True)
+    time.sleep(0.05)
+    assert not lazy.done() and worker.queued()
+    worker.wake()
+    lazy.result(timeout=5)
+    second = worker.submit(order.append, "second lazy", lazy=True)
+    urgent = worker.submit(order.append, "urgent")  # runs the lazy job queued before it first
+    urgent.result(timeout=5)
+    assert second.done() and order == ["lazy", "second lazy", "urgent"]
+    third = worker.submit(order.append, "third", lazy=True)
+    assert worker.flush(5) and third.done()  # a flush runs lazy jobs at once
+
+
+def test_a_lazy_job_runs_by_itself_once_it_waited_lazy_s(monkeypatch) -> None:
+    monkeypatch.setattr(worker_module, "LAZY_S", 1.0)
+    worker = Worker()
+    worker.submit(lambda: None).result(timeout=5)
+    first = worker.submit(lambda: time.monotonic(), lazy=True)
+    t0 = time.monotonic()
+    time.sleep(0.5)
+    second = worker.submit(lambda: time.monotonic(), lazy=True)
+    ran = first.result(timeout=5)
+    assert ran - t0 >= 1.0 - 0.01  # not before its time...
+    assert not second.done()  # ...and the one queued later waits for its own
+    assert second.result(timeout=5) - t0 >= 1.5 - 0.01
+
+
+def test_a_sleeping_worker_is_woken_by_a_lazy_job(monkeypatch) -> None:
+    monkeypatch.setattr(worker_module, "LAZY_S", 0.05)
+    worker = Worker()
+    worker.submit(lambda: None).result(timeout=5)
+    deadline = time.monotonic() + 5
+    while not worker._asleep and time.monotonic() < deadline:  # idle for LAZY_S: no deadline left
+        time.sleep(0.01)
+    assert worker._asleep
+    assert worker.submit(lambda: "ran", lazy=True).result(timeout=5) == "ran"
+
+
+def test_a_wake_up_runs_the_jobs_queued_before_it_not_lazy_ones_queued_while_they_run(monkeypatch) -> None:
+    monkeypatch.setattr(worker_module, "LAZY_S", 30.0)
+    worker = Worker()
+    worker.submit(lambda: None).result(timeout=5)
+    started, gate = threading.Event(), threading.Event()
+    first = worker.submit(lambda: started.set() or gate.wait(5), lazy=True)
+    worker.wake()
+    assert started.wait(5)  # the worker runs the first job...
+    later = worker.submit(lambda: "later", lazy=True)  # ...when the next request's job is queued
+    gate.set()
+    first.result(timeout=5)
+    time.sleep(0.05)
+    assert not later.done()  # it waits for its own wake-up
+    worker.wake()
+    assert later.result(timeout=5) == "later"

@@ -2,10 +2,14 @@
 
 Send-side work (cutting the request into pieces, tokenizing new text, the prediction interval,
 drift, the routing rate) runs on the process-wide worker while the request is in flight, in the
-order requests were made. A request whose head no earlier request had is not tokenized: it can only
-miss, and it is counted when a later request shares its head (:mod:`.sightings`). With
-``background=False`` (the default) the report is built on the calling thread once the response is
-there, so it is ready when the call returns; with ``background=True`` the worker builds it too.
+order requests were made; the worker is woken once the request is on the wire (:mod:`.onwire`), so
+that it runs while the calling thread waits for the response, not while it builds the request. A
+request whose head no earlier request had is not tokenized: it can only miss, and it is counted when
+a later request shares its head (:mod:`.sightings`). With ``background=False`` (the default) the
+report is built on the calling thread once the response is there, so it is ready when the call
+returns; with ``background=True`` the worker builds it too. The "response began" record and a
+background report wait for the worker's next wake-up (the next request on the wire, at the latest
+:data:`~.worker.LAZY_S`), as the queue keeps their order with later requests' jobs.
 Nothing here raises into the caller.
 """
 
@@ -43,8 +47,10 @@ class Accountant:
         self.clock = clock
 
     # -- when the request leaves ----------------------------------------------------------------
-    def sent(self, call: Call) -> None:
-        call.sent_job = WORKER.submit(self._sent, call)
+    def sent(self, call: Call, on_wire: bool = False) -> None:
+        """Queue the send-side job. With ``on_wire`` it waits for the worker's next wake-up, which
+        comes when the request is on the wire (:mod:`.onwire`); otherwise the worker runs it now."""
+        call.sent_job = WORKER.submit(self._sent, call, lazy=on_wire)
 
     def _sent(self, call: Call) -> None:
         """Pieces, prediction interval, routing rate and drift as of the moment the request left."""
@@ -123,10 +129,10 @@ class Accountant:
         try:
             if not call.begun:
                 call.begun = True
-                if self.opts.verify:
-                    WORKER.submit(self._begun, call, self.clock())
+                if self.opts.verify:  # runs before any later job, whenever the worker wakes
+                    WORKER.submit(self._begun, call, self.clock(), lazy=True)
             if self.opts.background:
-                WORKER.submit(self._finish, call, usage)
+                WORKER.submit(self._finish, call, usage, lazy=True)
             else:
                 self._finish(call, usage, wait=True)
         except Exception:

@@ -58,6 +58,7 @@ class ClientState:
         self.clock: Callable[[], float] = opts.clock or time.time
         self.account = Accountant(opts, self.spec, self.tracker, self.stats, self.clock)
         self.patches: list[tuple[Any, str]] = []
+        self.on_wire = False  # the client's HTTP client tells the worker when a request is on the wire
         # APIs whose patched method takes ``prompt_cache_key`` as a keyword (older openai releases do
         # not: the key then travels in ``extra_body``, where every release passes it through)
         self.native_key: dict[str, bool] = {}
@@ -180,7 +181,7 @@ class ClientState:
             now=self.clock(),
             mono=time.monotonic(),
         )
-        self.account.sent(call)
+        self.account.sent(call, on_wire=self.on_wire)  # the stream helper too: it sends on entering
         return out, call
 
     def _cut(self, body: dict[str, Any], api: str, cache: PieceCache) -> tuple[list[Piece] | None, str]:

@@ -15,6 +15,7 @@ import logging
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+from prefixlint.sdk import onwire
 from prefixlint.sdk.options import SdkConfigError, SdkOptions, check_isolation, options_from
 from prefixlint.sdk.state import ClientState
 from prefixlint.sdk.stats import StatsSnapshot
@@ -158,6 +159,7 @@ def _wrap(client: Any, opts: SdkOptions, previous: ClientState | None = None) ->
     if not state.patches:
         raise SdkConfigError(f"{type(client).__name__} has no chat, responses or messages resource to wrap")
     _patch_copies(client, state)
+    state.on_wire = onwire.install(client)
     _warn_keys_without_secret(state)
     setattr(client, _STATE_ATTR, state)
     return state
@@ -202,6 +204,8 @@ def unwrap(client: C) -> C:
         if resource is not client:
             for helper in _HELPERS:
                 resource.__dict__.pop(helper, None)
+    if state.on_wire:
+        onwire.uninstall(client)
     delattr(client, _STATE_ATTR)
     return client
 
