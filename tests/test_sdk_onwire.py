@@ -179,3 +179,19 @@ def test_the_trace_removes_itself_once_the_body_is_written(server: ProviderServe
     client = sdk.wrap(raw)
     client.chat.completions.create(model="gpt-4o", messages=_msgs("one"))
     assert seen and "trace" not in seen[0]  # the response's steps were not traced
+
+
+def test_a_request_the_hook_cannot_trace_still_goes_out_and_is_accounted(
+    server: ProviderServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def broken(ext: dict[str, Any]) -> Any:
+        raise RuntimeError("simulated tracing bug")
+
+    monkeypatch.setattr(onwire, "_once", broken)
+    reports: list[CacheReport] = []
+    client = sdk.wrap(
+        openai.OpenAI(base_url=server.url + "/v1", api_key="k", max_retries=0), on_report=reports.append
+    )
+    out = client.chat.completions.create(model="gpt-4o", messages=_msgs("one"))
+    assert out.choices[0].message.content
+    assert sdk.flush(client) and [r.verdict for r in reports] == [Verdict.EXPECTED_MISS]

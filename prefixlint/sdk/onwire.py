@@ -15,11 +15,14 @@ the request is prepared (:func:`install` returns False).
 from __future__ import annotations
 
 import inspect
+import logging
 import weakref
 from collections.abc import Awaitable, Callable
 from typing import Any
 
 from prefixlint.sdk.worker import WORKER
+
+log = logging.getLogger("prefixlint.sdk")
 
 _BODY_SENT = "send_request_body.complete"
 Trace = Callable[[str, dict[str, Any]], Any]
@@ -74,19 +77,25 @@ def _achain(prev: Callable[[str, dict[str, Any]], Awaitable[Any]]) -> Trace:
 def _hook(request: Any) -> None:
     """httpx ``request`` event hook (sync clients): trace the request if accounting waits for it."""
     if WORKER.queued():
-        ext = dict(request.extensions)
-        prev = ext.get("trace")
-        ext["trace"] = _once(ext) if prev is None else _chain(prev)
-        request.extensions = ext
+        _trace(request, _once, _chain)
 
 
 async def _ahook(request: Any) -> None:
     """The same for async clients, whose trace callbacks are coroutines."""
     if WORKER.queued():
+        _trace(request, _aonce, _achain)
+
+
+def _trace(request: Any, once: Callable[..., Trace], chain: Callable[..., Trace]) -> None:
+    """Add the waking trace to ``request``; never raises into the caller's request (the worker then
+    wakes at its deadline)."""
+    try:
         ext = dict(request.extensions)
         prev = ext.get("trace")
-        ext["trace"] = _aonce(ext) if prev is None else _achain(prev)
+        ext["trace"] = once(ext) if prev is None else chain(prev)
         request.extensions = ext
+    except Exception:
+        log.debug("prefixlint: could not trace the request; accounting runs at its deadline", exc_info=True)
 
 
 def _http_client(client: Any) -> tuple[Any, Callable[..., Any]] | None:
