@@ -228,3 +228,25 @@ def test_vertex_client_is_wrapped_like_anthropic(server: ProviderServer) -> None
         s.get_final_message()
     assert _controls(server.requests[-1])
     assert [r.verdict for r in reports] == [Verdict.EXPECTED_MISS, Verdict.HIT, Verdict.HIT]
+
+
+def test_async_raw_responses_are_verified_against_their_usage(server: ProviderServer, caplog) -> None:
+    """An async raw response parses with a coroutine: the report still reads its usage."""
+    reports: list[CacheReport] = []
+    client = sdk.wrap(
+        anthropic.AsyncAnthropic(base_url=server.url, api_key="k", max_retries=0), on_report=reports.append
+    )
+
+    async def main() -> None:
+        for user in ("a", "b"):
+            raw = await client.messages.with_raw_response.create(
+                model=MODEL, max_tokens=5, system=SYSTEM, messages=[{"role": "user", "content": user}]
+            )
+            assert (await raw.parse()).content
+        await client.close()
+
+    with caplog.at_level("DEBUG", logger="prefixlint.sdk"):
+        asyncio.run(main())
+    assert [r.verdict for r in reports] == [Verdict.EXPECTED_MISS, Verdict.HIT]
+    assert reports[0].cache_write > 0 and reports[1].reported_cached > 0  # the usage was read
+    assert "accounting failed" not in caplog.text and "did not finish" not in caplog.text

@@ -345,7 +345,7 @@ class ClientState:
         except Exception:
             log.debug("prefixlint: send-side accounting did not finish", exc_info=True)
         raw = (kwargs.get("extra_headers") or {}).get(_RAW_HEADER)
-        if raw == "true" and not call.stream:
+        if raw and raw != "stream" and not call.stream:  # "true" (openai), "raw" (anthropic)
             try:
                 parsed = result.parse()
                 if inspect.isawaitable(parsed):
