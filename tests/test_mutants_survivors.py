@@ -1,0 +1,105 @@
+"""Analysis behaviour that the survivors of the seed-1 mutation sample would change (issue 16).
+
+Each test analyses a small fresh project in process (``analyze`` of :mod:`tests.test_python_analysis`)
+and asserts the prompt layout it reads: the text, role, kind and place of each segment. The
+docstring of each test names the change it catches, checked by applying that mutant by hand.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from prefixlint.model.layout import DynamicKind, Layout
+from tests.test_python_analysis import analyze
+
+RULES = "You are a careful payroll assistant. Answer briefly, cite the help centre, never guess numbers."
+OPENAI = "from openai import OpenAI\nclient = OpenAI()\n"
+
+
+SYSTEM = '{"role": "system", "content": RULES}'
+USER = '{"role": "user", "content": q}'
+
+
+def send(messages: str) -> str:
+    return f'client.chat.completions.create(model="gpt-4.1", messages={messages})'
+
+
+def system_then(q: str, system: str) -> str:
+    """A chat call that sends ``system`` and then the user's ``q``."""
+    return send(f'[{{"role": "system", "content": {system}}}, {{"role": "user", "content": {q}}}]')
+
+
+def layouts(tmp_path: Path, code: str, files: dict[str, str] | None = None) -> list[Layout]:
+    result = analyze(tmp_path, code, files=files)
+    assert not result.errors, result.errors
+    return [lay for lay in result.layouts if "(name)" not in lay.sink_name]
+
+
+def texts(layout: Layout) -> list[tuple[str | None, bool, str]]:
+    """(role, static, text) of each segment."""
+    return [(s.role, s.static, s.text) for s in layout.segments]
+
+
+def test_lower_of_a_literal_is_the_lowered_text(tmp_path: Path) -> None:
+    """``"PAYROLL DESK.".lower()`` is the text ``payroll desk.``.
+    Catches: ``lower`` dropped from the methods applied to static text (``evaluate._apply_method``)."""
+    code = OPENAI + f"RULES = {RULES!r}\n\n\ndef ask(q):\n"
+    code += f"    return {system_then('q', chr(34) + 'PAYROLL DESK. ' + chr(34) + '.lower() + RULES')}\n"
+    (lay,) = layouts(tmp_path, code)
+    assert texts(lay)[0] == ("system", True, "payroll desk. ")
+
+
+def test_an_attribute_of_an_imported_module_is_its_constant(tmp_path: Path) -> None:
+    """``import settings`` then ``settings.PROMPT``: the constant's text, placed in ``settings.py``.
+    Catches: the module read from the wrong item of the import's resolution (an internal error)."""
+    code = "import settings\n" + OPENAI + "\n\ndef ask(q):\n"
+    code += f"    return {system_then('q', 'settings.PROMPT')}\n"
+    (lay,) = layouts(tmp_path, code, {"settings.py": f"PROMPT = {RULES!r}\n"})
+    first = lay.segments[0]
+    assert (first.static, first.text) == (True, RULES)
+    assert first.location is not None and Path(first.location.path).name == "settings.py"
+
+
+def test_a_role_keyword_of_a_message_class_sets_the_role(tmp_path: Path) -> None:
+    """``ChatMessage(role="system", content=...)`` is a system message (the class's default is user).
+    Catches: the ``role`` keyword of a message constructor ignored (``messages.py``)."""
+    code = (
+        "from llama_index.core.llms import ChatMessage\n\n\ndef ask(llm, q):\n"
+        f"    return llm.chat([ChatMessage(role='system', content={RULES!r}), ChatMessage(q)])\n"
+    )
+    (lay,) = layouts(tmp_path, code)
+    assert texts(lay) == [("system", True, RULES), ("user", False, "q")]
+
+
+def test_a_parameter_named_like_a_module_message_is_not_that_message(tmp_path: Path) -> None:
+    """A module-level message dict ``GREETING`` and a function whose parameter is also ``GREETING``:
+    in the function the name is the caller's value (history), not the module's constant message.
+    Catches: the local-name check of ``_module_message`` dropped (the module's dict read instead)."""
+    code = (
+        OPENAI
+        + f"RULES = {RULES!r}\n"
+        + 'GREETING = {"role": "assistant", "content": "Hello! How can I help?"}\n\n\n'
+        "def ask(q, GREETING):\n"
+        f"    return {send('[' + SYSTEM + ', GREETING, ' + USER + ']')}\n"
+    )
+    (lay,) = layouts(tmp_path, code)
+    assert [(r, s) for r, s, _ in texts(lay)] == [("system", True), ("history", False), ("user", False)]
+    assert lay.segments[1].kind is DynamicKind.HISTORY
+
+
+def test_a_parameter_named_like_a_function_is_not_that_prompt_callable(tmp_path: Path) -> None:
+    """``prompt=instructions`` where ``instructions`` is a parameter of the caller, and the module
+    also defines a function ``instructions`` returning a dated prompt: the prompt is the caller's
+    argument (unknown), so the module function's timestamp is not reported.
+    Catches: a parameter not taken as local in ``prompt_callables._is_local`` (``or`` -> ``and``)."""
+    code = (
+        "from datetime import datetime\nfrom langgraph.prebuilt import create_react_agent\n\n\n"
+        "def instructions(state):\n"
+        f'    return "Time: " + datetime.now().isoformat() + {RULES!r}\n\n\n'
+        "def node(state, model, instructions):\n"
+        "    agent = create_react_agent(model, tools=[], prompt=instructions)\n"
+        "    return agent.invoke(state)\n"
+    )
+    found = layouts(tmp_path, code)
+    assert not [s for lay in found for s in lay.segments if s.kind is DynamicKind.TIMESTAMP]
+    assert not [s for lay in found for s in lay.segments if RULES in s.text]
