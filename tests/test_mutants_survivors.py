@@ -103,3 +103,62 @@ def test_a_parameter_named_like_a_function_is_not_that_prompt_callable(tmp_path:
     found = layouts(tmp_path, code)
     assert not [s for lay in found for s in lay.segments if s.kind is DynamicKind.TIMESTAMP]
     assert not [s for lay in found for s in lay.segments if RULES in s.text]
+
+
+def test_an_object_sends_the_prompt_its_own_constructor_was_given(tmp_path: Path) -> None:
+    """Two ``Bot`` objects, one made with a dated prompt and one with plain text, each asked through
+    a sending method that reads ``self.system``: the plain one's request holds no timestamp.
+    Catches: the constructor's bindings of the object dropped when its sending method is followed
+    (``sendpaths``: ``self_binds or {}`` -> ``and {}``), so every object gets every prompt."""
+    code = (
+        "from datetime import datetime\n" + OPENAI + f"RULES = {RULES!r}\n\n\n"
+        "class Bot:\n"
+        "    def __init__(self, system):\n"
+        "        self.system = system\n\n"
+        "    def ask(self, q):\n"
+        f"        return {system_then('q', 'self.system')}\n\n\n"
+        "def dated(q):\n"
+        '    bot = Bot(f"Now {datetime.now():%H:%M}. " + RULES)\n'
+        "    return bot.ask(q)\n\n\n"
+        "def plain(q):\n"
+        '    bot = Bot("Plain. " + RULES)\n'
+        "    return bot.ask(q)\n"
+    )
+    found = layouts(tmp_path, code)
+    plain_line = len(code[: code.rfind("    return bot.ask(q)")].splitlines()) + 1
+    (plain,) = [lay for lay in found if lay.segments[-1].location.line == plain_line]  # type: ignore[union-attr]
+    assert texts(plain)[:2] == [("system", True, "Plain. "), ("system", True, RULES)]
+    assert any(s.kind is DynamicKind.TIMESTAMP for lay in found for s in lay.segments)
+
+
+def test_a_field_of_a_dataclass_four_bases_up_is_known(tmp_path: Path) -> None:
+    """``E(a=user.name, ...)`` where ``a`` is declared four dataclasses up (E -> D -> C -> B -> A):
+    ``ctx.a`` is the user's name, found where it is passed.
+    Catches: the base-class depth counted from 1 (``records._fields``), which loses ``A``'s fields."""
+    classes = "".join(
+        f"@dataclass\nclass {name}{'(' + base + ')' if base else ''}:\n    {name.lower()}: str\n\n\n"
+        for name, base in (("A", ""), ("B", "A"), ("C", "B"), ("D", "C"), ("E", "D"))
+    )
+    code = (
+        "from dataclasses import dataclass\n"
+        + OPENAI
+        + f"RULES = {RULES!r}\n\n\n"
+        + classes
+        + "def ask(q, user):\n"
+        '    ctx = E(a=user.name, b="x", c="y", d="z", e="w")\n'
+        f"    return {system_then('q', 'ctx.a + RULES')}\n"
+    )
+    (lay,) = layouts(tmp_path, code)
+    first = lay.segments[0]
+    assert (first.static, first.kind, first.text) == (False, DynamicKind.USER_IDENTITY, "user.name")
+
+
+def test_a_backslash_before_a_placeholder_of_an_f_string_stays_text(tmp_path: Path) -> None:
+    """``f"Folder C:\\{user.name} ..."``: the literal part ``Folder C:\\`` cannot be read as a
+    string on its own (its backslash escapes the closing quote), so it is kept as written.
+    Catches: ``decode_literal`` returning nothing for a part it cannot decode (an internal error)."""
+    code = OPENAI + f"RULES = {RULES!r}\n\n\ndef ask(q, user):\n"
+    code += '    system = f"Folder C:\\{user.name} " + RULES\n'
+    code += f"    return {system_then('q', 'system')}\n"
+    (lay,) = layouts(tmp_path, code)
+    assert texts(lay)[:2] == [("system", True, "Folder C:\\"), ("system", False, "user.name")]
