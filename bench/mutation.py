@@ -57,6 +57,7 @@ TESTS = {
         "tests/test_analysis_mutants.py",
         "tests/test_mutants_python_core.py",
         "tests/test_mutants_python_rest.py",
+        "tests/test_mutants_survivors.py",
         "tests/test_rule_examples.py",
         "tests/test_value_flow.py",
         "tests/test_interprocedural.py",
