@@ -11,6 +11,9 @@ from pathlib import Path
 
 from prefixlint.model.layout import DynamicKind, Layout
 from tests.test_python_analysis import analyze
+from tests.test_template_render_callers import RULES as RENDER_RULES
+from tests.test_template_render_callers import _project as render_project
+from tests.test_template_render_callers import _template_findings as template_findings
 
 RULES = "You are a careful payroll assistant. Answer briefly, cite the help centre, never guess numbers."
 OPENAI = "from openai import OpenAI\nclient = OpenAI()\n"
@@ -162,3 +165,26 @@ def test_a_backslash_before_a_placeholder_of_an_f_string_stays_text(tmp_path: Pa
     code += f"    return {system_then('q', 'system')}\n"
     (lay,) = layouts(tmp_path, code)
     assert texts(lay)[:2] == [("system", True, "Folder C:\\"), ("system", False, "user.name")]
+
+
+def test_the_render_call_is_in_the_chain_of_a_value_computed_before_it(tmp_path: Path) -> None:
+    """A template file bound through an in-house render helper; the caller computes the time on one
+    line and passes it on the next: the finding in the template names the render call's line too.
+    Catches: the render call left out of the value's chain (``template_callers._binding``)."""
+    root = render_project(
+        tmp_path,
+        "You write summaries.\nMarker: {{ marker }}\n" + RENDER_RULES,
+        """
+        import datetime
+        from app.convo import Conversation
+
+        def summarize(doc):
+            stamp = datetime.datetime.now().strftime("%H:%M:%S")
+            return Conversation().template("summarize", marker=stamp)
+        """,
+    )
+    (found,) = template_findings(root)
+    assert (found["filename"], found["location"]["row"]) == ("prompts/writer/summarize.prompt", 2)
+    steps = [(s["filename"], s["location"]["row"], s["location"]["column"]) for s in found["chain"]]
+    call = "    return Conversation()"
+    assert ("app/writer.py", 7, len(call) - len("Conversation()") + 1) in steps  # the render call
