@@ -188,3 +188,49 @@ def test_the_render_call_is_in_the_chain_of_a_value_computed_before_it(tmp_path:
     steps = [(s["filename"], s["location"]["row"], s["location"]["column"]) for s in found["chain"]]
     call = "    return Conversation()"
     assert ("app/writer.py", 7, len(call) - len("Conversation()") + 1) in steps  # the render call
+
+
+def test_a_python_file_read_as_text_is_static_text_at_the_read(tmp_path: Path) -> None:
+    """``Path("tools.py").read_text()`` puts the file's code in the prompt: static text, placed at
+    the read call (a Python file is no prompt file to report lines in).
+    Catches: ``file_text`` returning nothing for a Python file (the read becomes an unknown value)."""
+    tools = "def add(a, b):\n    return a + b\n"
+    code = OPENAI + f"RULES = {RULES!r}\n\n\ndef ask(q):\n"
+    code += '    system = RULES + " Code: " + Path("tools.py").read_text()\n'
+    code += f"    return {system_then('q', 'system')}\n"
+    (lay,) = layouts(tmp_path, "from pathlib import Path\n" + code, {"tools.py": tools})
+    last = lay.segments[-2]
+    assert (last.role, last.static, last.text) == ("system", True, tools)
+    assert last.location is not None and Path(last.location.path).name == "app.py"
+
+
+def test_a_path_joined_to_an_unknown_folder_is_an_unknown_read(tmp_path: Path) -> None:
+    """``open(base_dir() + "/prompt.md").read()`` with ``base_dir`` from outside the project: the
+    file cannot be told, so its text is one unknown value (and the analysis does not fail).
+    Catches: the unknown left side of ``+`` in a path not checked (``None / "prompt.md"`` fails)."""
+    code = "from company.paths import base_dir\n" + OPENAI + f"RULES = {RULES!r}\n\n\ndef ask(q):\n"
+    code += '    system = open(base_dir() + "/prompt.md").read() + RULES\n'
+    code += f"    return {system_then('q', 'system')}\n"
+    (lay,) = layouts(tmp_path, code)
+    first = lay.segments[0]
+    assert (first.static, first.kind, first.text) == (
+        False,
+        DynamicKind.UNKNOWN,
+        'open(base_dir() + "/prompt.md").read()',
+    )
+
+
+def test_a_helper_returning_a_file_and_more_is_not_that_file_s_template(tmp_path: Path) -> None:
+    """``load()`` returns a prompt file's text plus a sentence: ``load().format(...)`` is not the file
+    alone, so the sentence stays in the prompt after the file's text.
+    Catches: a helper's value of several pieces taken as the file it starts with
+    (``len(segs) != 1 or ...`` -> ``and``), which drops the sentence."""
+    code = (
+        "from datetime import datetime\nfrom pathlib import Path\n" + OPENAI + "\n\ndef load():\n"
+        '    return Path("prompt.md").read_text() + "Always answer in English."\n\n\n'
+        "def ask(q):\n"
+        "    system = load().format(now=datetime.now())\n"
+        f"    return {system_then('q', 'system')}\n"
+    )
+    (lay,) = layouts(tmp_path, code, {"prompt.md": "Time: {now}\n" + RULES + "\n"})
+    assert "Always answer in English." in "".join(s.text for s in lay.segments)
