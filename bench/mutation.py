@@ -102,6 +102,7 @@ TESTS = {
         "tests/test_templates_prompty_meta.py",
         "tests/test_templates_suppressions.py",
         "tests/test_mutants_templates.py",
+        "tests/test_mutants_survivors.py",
         "tests/test_templates_placeholders.py",
         "tests/test_templates_jinja.py",
         "tests/test_templates_files.py",

@@ -10,6 +10,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from prefixlint.model.layout import DynamicKind, Layout
+from tests.test_analysis_mutants import RULES as PARAGRAPH
+from tests.test_analysis_mutants import check
 from tests.test_python_analysis import analyze
 from tests.test_template_render_callers import RULES as RENDER_RULES
 from tests.test_template_render_callers import _project as render_project
@@ -234,3 +236,27 @@ def test_a_helper_returning_a_file_and_more_is_not_that_file_s_template(tmp_path
     )
     (lay,) = layouts(tmp_path, code, {"prompt.md": "Time: {now}\n" + RULES + "\n"})
     assert "Always answer in English." in "".join(s.text for s in lay.segments)
+
+
+# --- template files, through the CLI ------------------------------------------------------------
+
+
+def test_a_prompt_named_placeholder_ahead_of_the_rules_is_not_reported(tmp_path: Path) -> None:
+    """``{{ system_prompt }}`` opening a template file: a value named as a prompt is most likely
+    fixed text put in by the program, so it is kept at a confidence too low to report; a
+    placeholder named as a persona is still reported.
+    Catches: the low confidence of a prompt-named placeholder raised (``bindings``: 0.2 -> 1.2)."""
+    body = "\n" + PARAGRAPH * 3
+    files = {"prompts/agent.j2": "{{ system_prompt }}" + body, "prompts/persona.j2": "{{ persona }}" + body}
+    found = check(tmp_path, files)
+    assert [(f["code"], f["filename"]) for f in found] == [("PFX104", "prompts/persona.j2")]
+
+
+def test_a_placeholder_after_a_translated_block_is_located_at_its_braces(tmp_path: Path) -> None:
+    """A ``{% trans %}`` block holds two ``{{ }}`` that the parser folds into one expression; the
+    timestamp on the next line is still placed at its own ``{{`` (column 6), not at the line start.
+    Catches: the search for a placeholder's source span stepping over two spans at a time."""
+    template = "{% trans %}Hello {{ user }} from {{ team }}.{% endtrans %}\nNow: {{ current_time }}\n"
+    found = check(tmp_path, {"prompts/agent.j2": template + PARAGRAPH * 3})
+    stamp = [f for f in found if f["code"] == "PFX101"]
+    assert [(f["location"]["row"], f["location"]["column"]) for f in stamp] == [(2, 6)]
