@@ -260,3 +260,48 @@ def test_a_placeholder_after_a_translated_block_is_located_at_its_braces(tmp_pat
     found = check(tmp_path, {"prompts/agent.j2": template + PARAGRAPH * 3})
     stamp = [f for f in found if f["code"] == "PFX101"]
     assert [(f["location"]["row"], f["location"]["column"]) for f in stamp] == [(2, 6)]
+
+
+def test_a_path_held_in_a_local_variable_is_read(tmp_path: Path) -> None:
+    """``path = Path(__file__).parent / "prompt.md"`` then ``path.read_text()`` in a function: the
+    prompt is the file's text, placed in the file.
+    Catches: the local variable's value read from the wrong assignment (an internal error)."""
+    code = (
+        "from pathlib import Path\n" + OPENAI + "\n\ndef ask(q):\n"
+        '    path = Path(__file__).parent / "prompt.md"\n'
+        "    system = path.read_text()\n"
+        f"    return {system_then('q', 'system')}\n"
+    )
+    text = "Be kind.\n" + RULES + "\n"
+    (lay,) = layouts(tmp_path, code, {"prompt.md": text})
+    first = lay.segments[0]
+    assert (first.static, first.text) == (True, text)
+    assert first.location is not None and Path(first.location.path).name == "prompt.md"
+
+
+def test_markers_filled_over_two_statements_are_one_template_fill(tmp_path: Path) -> None:
+    """A prompt file's ``<COMPANY>`` filled with a constant on one line and its ``<NOW>`` with the
+    time on the next (``system = system.replace(...)``): the timestamp is the file's ``<NOW>`` on
+    its line 2, and its chain runs through both ``replace`` lines.
+    Catches: the earlier assignment of the variable not followed (``kind == "assign"`` flipped), so
+    the first fill is lost from the chain and the value is named by the code, not the marker."""
+    code = (
+        "from datetime import datetime\nfrom pathlib import Path\n"
+        + OPENAI
+        + 'TEXT = (Path(__file__).parent / "prompt.txt").read_text()\n\n\n'
+        "def ask(q):\n"
+        '    system = TEXT.replace("<COMPANY>", "Acme Payroll Services")\n'
+        '    system = system.replace("<NOW>", datetime.now().isoformat())\n'
+        f"    return {system_then('q', 'system')}\n"
+    )
+    (lay,) = layouts(tmp_path, code, {"prompt.txt": "Desk <COMPANY>.\nTime <NOW>.\n" + RULES + "\n"})
+    (stamp,) = [s for s in lay.segments if s.kind is DynamicKind.TIMESTAMP]
+    assert stamp.text == "<NOW>"
+    assert stamp.location is not None and (Path(stamp.location.path).name, stamp.location.line) == (
+        "prompt.txt",
+        2,
+    )
+    first_fill = (
+        code.splitlines().index('    system = TEXT.replace("<COMPANY>", "Acme Payroll Services")') + 1
+    )
+    assert ("app.py", first_fill) in [(Path(c.path).name, c.line) for c in stamp.chain]
