@@ -115,6 +115,7 @@ TESTS = {
         "tests/test_payloads_compare.py",
         "tests/test_payloads_documents.py",
         "tests/test_mutants_payloads.py",
+        "tests/test_mutants_survivors.py",
         "tests/test_payload_reader.py",
         "tests/test_payload_align.py",
         "tests/test_payloads.py",

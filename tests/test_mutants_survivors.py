@@ -12,6 +12,7 @@ from pathlib import Path
 from prefixlint.model.layout import DynamicKind, Layout
 from tests.test_analysis_mutants import RULES as PARAGRAPH
 from tests.test_analysis_mutants import check
+from tests.test_payload_align import LONG, aligned
 from tests.test_python_analysis import analyze
 from tests.test_template_render_callers import RULES as RENDER_RULES
 from tests.test_template_render_callers import _project as render_project
@@ -305,3 +306,27 @@ def test_markers_filled_over_two_statements_are_one_template_fill(tmp_path: Path
         code.splitlines().index('    system = TEXT.replace("<COMPANY>", "Acme Payroll Services")') + 1
     )
     assert ("app.py", first_fill) in [(Path(c.path).name, c.line) for c in stamp.chain]
+
+
+# --- payload alignment --------------------------------------------------------------------------
+
+
+def test_a_message_whose_role_alone_varies_points_at_its_first_word() -> None:
+    """Two requests that differ only in the role of one message (user, then assistant): the varying
+    span is the role marker, which has no text; it is shown at the first word of that message.
+    Catches: an empty character range kept as it is for a span with no text (``c2 > c1 or text`` ->
+    ``and``), so the span's value and place are empty."""
+
+    def body(role: str) -> dict:
+        return {
+            "model": "gpt-4.1",
+            "messages": [
+                {"role": "system", "content": LONG},
+                {"role": role, "content": "Hello there friend"},
+                {"role": "user", "content": "Question?"},
+            ],
+        }
+
+    (span,) = aligned([body("user"), body("assistant")]).spans
+    assert span.values == ["Hello", "Hello"]
+    assert (span.char_start, span.char_end) == (0, len("Hello"))
