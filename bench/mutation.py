@@ -52,12 +52,12 @@ STATE = ROOT / "bench" / ".mutation-state.jsonl"
 # The fast tests that cover each folder, the quickest and most likely to fail first (-x stops there).
 TESTS = {
     "prefixlint/analysis/python/": [
+        "tests/test_mutants_survivors.py",  # aimed at the survivors of the seed-1 sample
         "tests/test_python_positions.py",
         "tests/test_python_analysis.py",
         "tests/test_analysis_mutants.py",
         "tests/test_mutants_python_core.py",
         "tests/test_mutants_python_rest.py",
-        "tests/test_mutants_survivors.py",
         "tests/test_rule_examples.py",
         "tests/test_value_flow.py",
         "tests/test_interprocedural.py",
@@ -95,6 +95,7 @@ TESTS = {
         "tests/test_flow_repr.py",
     ],
     "prefixlint/analysis/templates/": [
+        "tests/test_mutants_survivors.py",  # aimed at the survivors of the seed-1 sample
         "tests/test_templates_structured.py",
         "tests/test_templates_jinja_features.py",
         "tests/test_templates_jinja_expressions.py",
@@ -102,7 +103,6 @@ TESTS = {
         "tests/test_templates_prompty_meta.py",
         "tests/test_templates_suppressions.py",
         "tests/test_mutants_templates.py",
-        "tests/test_mutants_survivors.py",
         "tests/test_templates_placeholders.py",
         "tests/test_templates_jinja.py",
         "tests/test_templates_files.py",
@@ -111,11 +111,11 @@ TESTS = {
         "tests/test_template_render_callers.py",
     ],
     "prefixlint/analysis/payloads/": [
+        "tests/test_mutants_survivors.py",  # aimed at the survivors of the seed-1 sample
         "tests/test_payloads_pieces.py",
         "tests/test_payloads_compare.py",
         "tests/test_payloads_documents.py",
         "tests/test_mutants_payloads.py",
-        "tests/test_mutants_survivors.py",
         "tests/test_payload_reader.py",
         "tests/test_payload_align.py",
         "tests/test_payloads.py",
