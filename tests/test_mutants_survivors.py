@@ -239,6 +239,28 @@ def test_a_helper_returning_a_file_and_more_is_not_that_file_s_template(tmp_path
     assert "Always answer in English." in "".join(s.text for s in lay.segments)
 
 
+def test_a_constant_fill_of_a_prompt_file_keeps_the_later_marker_in_place(tmp_path: Path) -> None:
+    """A module-level ``read_text().replace("<COMPANY>", "Acme Payroll Services")``, then in the
+    function ``.replace("<NOW>", time)``: the timestamp is placed at ``<NOW>``'s own column in the
+    file (21), not where it falls in the filled text (33).
+    Catches: text from a prompt file folded into one piece by a constant fill
+    (``fills._in_text_file`` negated), which moves every later marker."""
+    code = (
+        "from datetime import datetime\nfrom pathlib import Path\n"
+        + OPENAI
+        + 'BASE = (Path(__file__).parent / "prompt.txt").read_text()'
+        + '.replace("<COMPANY>", "Acme Payroll Services")\n\n\n'
+        "def ask(q):\n"
+        '    system = BASE.replace("<NOW>", datetime.now().isoformat())\n'
+        f"    return {system_then('q', 'system')}\n"
+    )
+    (lay,) = layouts(tmp_path, code, {"prompt.txt": "Desk <COMPANY>, time <NOW>.\n" + RULES + "\n"})
+    (stamp,) = [s for s in lay.segments if s.kind is DynamicKind.TIMESTAMP]
+    assert stamp.location is not None
+    assert (Path(stamp.location.path).name, stamp.location.line, stamp.location.col) == ("prompt.txt", 1, 21)
+    assert "".join(s.text for s in lay.segments if s.static).startswith("Desk Acme Payroll Services, time ")
+
+
 # --- template files, through the CLI ------------------------------------------------------------
 
 
