@@ -261,6 +261,36 @@ def test_a_constant_fill_of_a_prompt_file_keeps_the_later_marker_in_place(tmp_pa
     assert "".join(s.text for s in lay.segments if s.static).startswith("Desk Acme Payroll Services, time ")
 
 
+def test_a_filled_template_kept_in_an_unused_name_is_still_a_fill(tmp_path: Path) -> None:
+    """``prompt = STEP.format(page=seen)`` with ``seen`` holding the time, and ``prompt`` not used
+    after: the fill is still read (the timestamp ahead of the guide), with no analysis error.
+    Catches: an assignment whose name is never used given no fate (``uses._assigned`` returning
+    nothing), which fails the analysis of the file."""
+    guide = "\n".join(
+        f"Step {i}: read the page, pick one link, and say why it helps the task." for i in range(12)
+    )
+    helper = (
+        "from datetime import datetime\n\nfrom crawl.prompts import STEP\n\n\n"
+        "class PageHelper:\n"
+        "    def __init__(self, browser):\n"
+        "        self.browser = browser\n\n"
+        "    def next_prompt(self):\n"
+        '        seen = f"{datetime.now():%H:%M:%S}: {self.browser.url}"\n'
+        "        prompt = STEP.format(page=seen)\n"
+        "        return None\n"
+    )
+    prompts = f'STEP = """Where you are:\n{{page}}\n\n{guide}\n"""\n'
+    files = {"crawl/__init__.py": "", "crawl/prompts.py": prompts}
+    result = analyze(tmp_path, helper, files=files, main="crawl/helper.py")
+    assert not result.errors, result.errors
+    (lay,) = result.layouts
+    assert [(s.static, s.kind) for s in lay.segments] == [
+        (True, None),
+        (False, DynamicKind.TIMESTAMP),
+        (True, None),
+    ]
+
+
 # --- template files, through the CLI ------------------------------------------------------------
 
 
