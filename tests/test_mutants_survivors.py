@@ -50,7 +50,8 @@ def test_lower_of_a_literal_is_the_lowered_text(tmp_path: Path) -> None:
     """``"PAYROLL DESK.".lower()`` is the text ``payroll desk.``.
     Catches: ``lower`` dropped from the methods applied to static text (``evaluate._apply_method``)."""
     code = OPENAI + f"RULES = {RULES!r}\n\n\ndef ask(q):\n"
-    code += f"    return {system_then('q', chr(34) + 'PAYROLL DESK. ' + chr(34) + '.lower() + RULES')}\n"
+    lowered = '"PAYROLL DESK. ".lower() + RULES'
+    code += f"    return {system_then('q', lowered)}\n"
     (lay,) = layouts(tmp_path, code)
     assert texts(lay)[0] == ("system", True, "payroll desk. ")
 
