@@ -292,6 +292,25 @@ def test_a_filled_template_kept_in_an_unused_name_is_still_a_fill(tmp_path: Path
     ]
 
 
+def test_a_package_at_the_project_root_is_found_from_a_subfolder(tmp_path: Path) -> None:
+    """``resources.files("prompts").joinpath("system.md").read_text()`` in ``app/agent.py``, with
+    the ``prompts`` package at the project root: the prompt is that file's text.
+    Catches: the project root left out of the folders a package name is looked up in."""
+    code = (
+        "from importlib import resources\n" + OPENAI + "\n\ndef ask(q):\n"
+        '    system = resources.files("prompts").joinpath("system.md").read_text()\n'
+        f"    return {system_then('q', 'system')}\n"
+    )
+    text = "Be kind.\n" + RULES + "\n"
+    files = {"prompts/__init__.py": "", "prompts/system.md": text, "app/__init__.py": ""}
+    result = analyze(tmp_path, code, files=files, main="app/agent.py")
+    assert not result.errors, result.errors
+    (lay,) = result.layouts
+    first = lay.segments[0]
+    assert (first.static, first.text) == (True, text)
+    assert first.location is not None and Path(first.location.path).name == "system.md"
+
+
 # --- template files, through the CLI ------------------------------------------------------------
 
 
