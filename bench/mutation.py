@@ -52,6 +52,7 @@ STATE = ROOT / "bench" / ".mutation-state.jsonl"
 # The fast tests that cover each folder, the quickest and most likely to fail first (-x stops there).
 TESTS = {
     "prefixlint/analysis/python/": [
+        "tests/test_mutants_survivors.py",  # aimed at the survivors of the seed-1 sample
         "tests/test_python_positions.py",
         "tests/test_python_analysis.py",
         "tests/test_analysis_mutants.py",
@@ -94,6 +95,7 @@ TESTS = {
         "tests/test_flow_repr.py",
     ],
     "prefixlint/analysis/templates/": [
+        "tests/test_mutants_survivors.py",  # aimed at the survivors of the seed-1 sample
         "tests/test_templates_structured.py",
         "tests/test_templates_jinja_features.py",
         "tests/test_templates_jinja_expressions.py",
@@ -109,6 +111,7 @@ TESTS = {
         "tests/test_template_render_callers.py",
     ],
     "prefixlint/analysis/payloads/": [
+        "tests/test_mutants_survivors.py",  # aimed at the survivors of the seed-1 sample
         "tests/test_payloads_pieces.py",
         "tests/test_payloads_compare.py",
         "tests/test_payloads_documents.py",

@@ -1,6 +1,8 @@
 """Which test files run which lines of the mutated code: a coverage map for ``bench/mutation.py``.
 
     python bench/mutation_map.py --out /tmp/mutation-map.json     # build it (minutes: every test file)
+    python bench/mutation_map.py --base /tmp/mutation-map.json --add tests/test_new.py --out NEW
+                                  # a copy of a map with new or changed test files measured into it
 
 Each test file runs alone under ``coverage`` (line coverage of ``prefixlint/analysis`` and
 ``prefixlint/rules``), in the same kind of scratch copy of the repository that ``bench/mutation.py``
@@ -98,6 +100,24 @@ def build(root: Path, tests: list[str], jobs: int) -> dict:
     return out
 
 
+def merge(base: dict, added: dict) -> dict:
+    """A copy of the map ``base`` with the test files measured in ``added`` put in (replacing what
+    ``base`` says of them); a test file that failed there is taken out of the map."""
+    out = {
+        "lines": dict(base["lines"]),
+        "seconds": dict(base["seconds"]),
+        "failed": [t for t in base.get("failed", []) if t not in added["lines"]],
+    }
+    for test in added.get("failed", []):
+        out["lines"].pop(test, None)
+        out["seconds"].pop(test, None)
+        if test not in out["failed"]:
+            out["failed"].append(test)
+    out["lines"].update(added["lines"])
+    out["seconds"].update(added["seconds"])
+    return out
+
+
 def statement_lines(source: str) -> dict[int, range]:
     """For each line, the lines of the innermost statement holding it (a compound one: its header)."""
     spans: dict[int, range] = {}
@@ -154,15 +174,21 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", type=Path, required=True, help="the JSON map to write")
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     ap.add_argument("--test", action="append", default=[], help="only these test files")
+    ap.add_argument("--add", action="append", default=[], help="with --base: measure these test files")
+    ap.add_argument("--base", type=Path, help="a map to copy, the --add test files merged into it")
     args = ap.parse_args(argv)
+    if bool(args.add) != bool(args.base):
+        ap.error("--add and --base go together")
     sys.path.insert(0, str(ROOT / "bench"))
     from mutation import scratch_copy
 
     scratch = scratch_copy()
     try:
-        data = build(scratch, args.test or test_files(), args.jobs)
+        data = build(scratch, args.add or args.test or test_files(), args.jobs)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
+    if args.base:
+        data = merge(json.loads(args.base.read_text("utf-8")), data)
     if data["failed"]:
         print(f"{len(data['failed'])} test files fail without a mutant: {' '.join(data['failed'])}")
     tmp = args.out.with_suffix(".tmp")

@@ -50,3 +50,21 @@ def test_engine_and_sdk_tests_are_left_out_of_the_map() -> None:
     files = mutation_map.test_files()
     assert "tests/test_value_flow.py" in files
     assert not [f for f in files if f.startswith(("tests/test_engine", "tests/test_sdk"))]
+
+
+def test_added_test_files_are_merged_into_a_copy_of_the_map() -> None:
+    base = {
+        "lines": {"tests/test_a.py": {"m.py": [1]}, "tests/test_b.py": {"m.py": [2]}},
+        "seconds": {"tests/test_a.py": 1.0, "tests/test_b.py": 2.0},
+        "failed": ["tests/test_c.py"],
+    }
+    added = {
+        "lines": {"tests/test_b.py": {"m.py": [3]}, "tests/test_c.py": {"m.py": [4]}},
+        "seconds": {"tests/test_b.py": 5.0, "tests/test_c.py": 6.0},
+        "failed": ["tests/test_a.py"],
+    }
+    merged = mutation_map.merge(base, added)
+    assert merged["lines"] == {"tests/test_b.py": {"m.py": [3]}, "tests/test_c.py": {"m.py": [4]}}
+    assert merged["seconds"] == {"tests/test_b.py": 5.0, "tests/test_c.py": 6.0}
+    assert merged["failed"] == ["tests/test_a.py"]  # it fails now; test_c passes now
+    assert base["lines"]["tests/test_a.py"] == {"m.py": [1]}  # the base map is left as it was
