@@ -402,3 +402,19 @@ def test_a_message_whose_role_alone_varies_points_at_its_first_word() -> None:
     (span,) = aligned([body("user"), body("assistant")]).spans
     assert span.values == ["Hello", "Hello"]
     assert (span.char_start, span.char_end) == (0, len("Hello"))
+
+
+def test_a_path_resolved_with_arguments_is_read_from_its_object(tmp_path: Path) -> None:
+    """``(folder / "prompt.md").resolve(strict=True).read_text()``: the path is the object the
+    method is called on, not its argument (``True``); the unbound ``Path.resolve(p)`` reads ``p``."""
+    text = "Be kind.\n" + RULES + "\n"
+    for read in (
+        '(Path(__file__).parent / "prompt.md").resolve(strict=True).read_text()',
+        'Path.resolve(Path(__file__).parent / "prompt.md").read_text()',
+    ):
+        code = "from pathlib import Path\n" + OPENAI + f"\n\ndef ask(q):\n    system = {read}\n"
+        code += f"    return {system_then('q', 'system')}\n"
+        (lay,) = layouts(tmp_path, code, {"prompt.md": text})
+        first = lay.segments[0]
+        assert (first.static, first.text) == (True, text), read
+        assert first.location is not None and Path(first.location.path).name == "prompt.md"

@@ -448,10 +448,13 @@ class TemplateMixin:
         if isinstance(node, cst.Call):
             name = dotted_name(node.func)
             last = name.rsplit(".", 1)[-1]
+            if last in ("resolve", "absolute") and isinstance(node.func, cst.Attribute):
+                # ``p.resolve(strict=True)``: the path is the object, unless unbound (``Path.resolve(p)``)
+                bound = dotted_name(node.func.value).rsplit(".", 1)[-1] not in ("Path", "PurePath")
+                if bound or not node.args:
+                    return self._file_path(node.func.value, env, depth + 1)
             if last in ("Path", "PurePath", "open", "resolve", "absolute", "str", "fspath") and node.args:
                 return self._file_path(node.args[0].value, env, depth + 1)
-            if last in ("resolve", "absolute") and isinstance(node.func, cst.Attribute):
-                return self._file_path(node.func.value, env, depth + 1)
             if last in ("joinpath", "join") and isinstance(node.func, cst.Attribute):
                 if name.endswith("path.join"):
                     parts = [self._file_path(a.value, env, depth + 1) for a in node.args[:1]]
