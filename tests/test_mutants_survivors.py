@@ -411,6 +411,7 @@ def test_a_path_resolved_with_arguments_is_read_from_its_object(tmp_path: Path) 
     for read in (
         '(Path(__file__).parent / "prompt.md").resolve(strict=True).read_text()',
         'Path.resolve(Path(__file__).parent / "prompt.md").read_text()',
+        '(Path(__file__).parent / "prompt.md").absolute().read_text()',
     ):
         code = "from pathlib import Path\n" + OPENAI + f"\n\ndef ask(q):\n    system = {read}\n"
         code += f"    return {system_then('q', 'system')}\n"

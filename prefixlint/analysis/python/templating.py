@@ -450,7 +450,7 @@ class TemplateMixin:
             last = name.rsplit(".", 1)[-1]
             if last in ("resolve", "absolute") and isinstance(node.func, cst.Attribute):
                 # ``p.resolve(strict=True)``: the path is the object, unless unbound (``Path.resolve(p)``)
-                bound = dotted_name(node.func.value).rsplit(".", 1)[-1] not in ("Path", "PurePath")
+                bound = dotted_name(node.func.value).rsplit(".", 1)[-1] != "Path"  # PurePath has neither
                 if bound or not node.args:
                     return self._file_path(node.func.value, env, depth + 1)
             if last in ("Path", "PurePath", "open", "resolve", "absolute", "str", "fspath") and node.args:
