@@ -30,7 +30,16 @@ def _msgs(user: str) -> list[dict[str, str]]:
     return [{"role": "system", "content": SYSTEM}, {"role": "user", "content": user}]
 
 
-def test_a_salted_request_keeps_the_callers_extra_body(server: ProviderServer) -> None:
+@pytest.mark.parametrize("path", ["prepared", "after an internal error"])
+def test_a_salted_request_keeps_the_callers_extra_body(
+    server: ProviderServer, monkeypatch: pytest.MonkeyPatch, path: str
+) -> None:
+    if path != "prepared":  # the tenancy-only fallback (``ClientState._tenancy_only``)
+
+        def broken(*args, **kwargs):
+            raise RuntimeError("simulated prefixlint bug")
+
+        monkeypatch.setattr("prefixlint.sdk.state.rewrite", broken)
     client = sdk.wrap(
         openai.OpenAI(base_url=server.url + "/v1", api_key="k", max_retries=0),
         provider="vllm",

@@ -2,7 +2,8 @@
 
 Without ``require_tenant`` an error inside prefixlint never reaches the caller: the request is sent
 as given plus its tenant's ``prompt_cache_key`` or ``cache_salt`` (``ClientState._tenancy_only``).
-Real clients over real HTTP; the bug is simulated by breaking the rewrite step.
+Real clients over real HTTP; the bug is simulated by breaking the rewrite step. A salted request
+keeping the caller's ``extra_body`` is tested on both paths in ``test_sdk_request_fields``.
 """
 
 from __future__ import annotations
@@ -16,7 +17,6 @@ import pytest
 from sdk_server import ProviderServer
 
 import prefixlint.sdk as sdk
-from prefixlint.sdk.tenancy import derive_cache_salt
 from prefixlint.sdk.wrap import _STATE_ATTR
 
 SECRET = base64.b64encode(bytes(range(32))).decode()
@@ -40,19 +40,6 @@ def server(provider_server: ProviderServer, monkeypatch) -> ProviderServer:
 
 def _msgs(user: str = "hi") -> list[dict]:
     return [{"role": "system", "content": SYSTEM}, {"role": "user", "content": user}]
-
-
-def test_a_salted_request_keeps_the_callers_extra_body_and_gets_its_salt(server: ProviderServer) -> None:
-    client = sdk.wrap(
-        openai.OpenAI(base_url=server.url + "/v1", api_key="k", max_retries=0),
-        provider="vllm",
-        salt_secret=SECRET,
-        tenant="acme",
-    )
-    client.chat.completions.create(model="llama", messages=_msgs(), extra_body={"seed": 3, "top_k": 5})
-    sent = server.requests[-1]
-    assert sent["seed"] == 3 and sent["top_k"] == 5
-    assert sent["cache_salt"] == derive_cache_salt("acme", base64.b64decode(SECRET))
 
 
 def test_an_anthropic_request_gets_no_openai_key_and_still_goes_out(server: ProviderServer, caplog) -> None:

@@ -30,9 +30,12 @@ Trace = Callable[[str, dict[str, Any]], Any]
 _USERS: weakref.WeakKeyDictionary[Any, int] = weakref.WeakKeyDictionary()
 
 
-def _wake(name: str, info: dict[str, Any]) -> None:
+def _wake(name: str, info: dict[str, Any]) -> bool:
+    """Wake the worker at the step where the body was written; True at that step."""
     if name.endswith(_BODY_SENT):
         WORKER.wake()
+        return True
+    return False
 
 
 def _once(ext: dict[str, Any]) -> Trace:
@@ -40,20 +43,16 @@ def _once(ext: dict[str, Any]) -> Trace:
     which httpcore reads at every step): the steps after the body cost nothing more."""
 
     def trace(name: str, info: dict[str, Any]) -> None:
-        if name.endswith(_BODY_SENT):
-            WORKER.wake()
-            if ext.get("trace") is trace:
-                del ext["trace"]
+        if _wake(name, info) and ext.get("trace") is trace:
+            del ext["trace"]
 
     return trace
 
 
 def _aonce(ext: dict[str, Any]) -> Trace:
     async def trace(name: str, info: dict[str, Any]) -> None:
-        if name.endswith(_BODY_SENT):
-            WORKER.wake()
-            if ext.get("trace") is trace:
-                del ext["trace"]
+        if _wake(name, info) and ext.get("trace") is trace:
+            del ext["trace"]
 
     return trace
 

@@ -310,14 +310,14 @@ class ClientState:
     def after(self, call: Call, result: Any, kwargs: dict[str, Any]) -> Any:
         """Account for a sync result; returns what the caller gets. Never raises."""
         try:
-            raw = (kwargs.get("extra_headers") or {}).get(_RAW_HEADER)
+            raw = _raw_mode(kwargs, call)
             account = self.account
             if call.helper:
                 return observe_manager(result, StreamObserver("messages", lambda u: account.done(call, u)))
-            if raw == "stream" or (raw and call.stream):
+            if raw == "pass":
                 account.done(call, None)  # raw streams pass through
                 return result
-            if raw:
+            if raw == "parse":
                 parsed = result.parse()
                 if inspect.isawaitable(parsed):  # pragma: no cover - handled in after_async
                     parsed.close()
@@ -344,8 +344,7 @@ class ClientState:
                     await asyncio.wait_for(asyncio.wrap_future(job), worker.WAIT_S)
         except Exception:
             log.debug("prefixlint: send-side accounting did not finish", exc_info=True)
-        raw = (kwargs.get("extra_headers") or {}).get(_RAW_HEADER)
-        if raw and raw != "stream" and not call.stream:  # "true" (openai), "raw" (anthropic)
+        if _raw_mode(kwargs, call) == "parse":
             try:
                 parsed = result.parse()
                 if inspect.isawaitable(parsed):
@@ -355,6 +354,16 @@ class ClientState:
                 log.exception("prefixlint: accounting failed")
             return result
         return self.after(call, result, kwargs)
+
+
+def _raw_mode(kwargs: dict[str, Any], call: Call) -> str:
+    """How a result is read, from the client's raw-response header ("true" in openai, "raw" in
+    anthropic, "stream" for a streamed one): "" a plain result, "pass" a raw stream (passed through
+    unread), "parse" a raw response (its usage read from ``parse()``)."""
+    raw = (kwargs.get("extra_headers") or {}).get(_RAW_HEADER)
+    if not raw:
+        return ""
+    return "pass" if raw == "stream" or call.stream else "parse"
 
 
 def _drift_group(conversation: Any, named: Any, template: str, t_hash: str | None) -> tuple[str, str]:

@@ -26,13 +26,19 @@ import time
 from collections import deque
 from collections.abc import Callable
 from concurrent.futures import Future
-from typing import Any
+from typing import Any, NamedTuple
 
 log = logging.getLogger("prefixlint.sdk")
-# (fn, args, future, due: when a lazy job runs at the latest (monotonic), number in submission order)
-_Job = tuple[Callable[..., Any], tuple[Any, ...], "Future[Any]", float, int]
 WAIT_S = 10.0  # the longest a caller waits for accounting (a report's send-side job, a flush)
 LAZY_S = 0.1  # the longest a lazy job waits for the worker's next wake-up
+
+
+class _Job(NamedTuple):
+    fn: Callable[..., Any]
+    args: tuple[Any, ...]
+    future: Future[Any]
+    due: float  # when a lazy job runs at the latest (monotonic); 0.0 for a job that runs now
+    number: int  # in submission order
 
 
 class Worker:
@@ -77,7 +83,7 @@ class Worker:
         with self._wake:
             self._pending += 1
             self._queued += 1
-            self._jobs.append((fn, args, fut, time.monotonic() + LAZY_S if lazy else 0.0, self._queued))
+            self._jobs.append(_Job(fn, args, fut, time.monotonic() + LAZY_S if lazy else 0.0, self._queued))
             if not lazy:
                 self._run_to = self._queued
             if not lazy or self._asleep:
@@ -89,9 +95,13 @@ class Worker:
         if self._pid != os.getpid():
             return  # nothing was queued in this process
         with self._wake:
-            if self._jobs:
-                self._run_to = self._queued
-                self._wake.notify()
+            self._release()
+
+    def _release(self) -> None:
+        """Let the worker run every job queued so far (the lock is held)."""
+        if self._jobs:
+            self._run_to = self._queued
+            self._wake.notify()
 
     def queued(self) -> bool:
         """True when jobs wait for the worker (read without the lock: a hint, not a promise)."""
@@ -100,7 +110,7 @@ class Worker:
     def _ready(self) -> bool:
         """The oldest job may run now: queued before the last wake-up, or due (the lock is held)."""
         job = self._jobs[0]
-        return job[4] <= self._run_to or job[3] <= time.monotonic()
+        return job.number <= self._run_to or job.due <= time.monotonic()
 
     def _run_next(self, ready_only: bool = False) -> bool:
         """Run the oldest job (the caller holds ``_running``); False when there is none (or, with
@@ -135,7 +145,7 @@ class Worker:
             if self._jobs:
                 if self._ready():
                     return
-                self._wake.wait(self._jobs[0][3] - time.monotonic())
+                self._wake.wait(self._jobs[0].due - time.monotonic())
             elif not self._wake.wait(LAZY_S) and not self._jobs:
                 self._asleep = True  # nothing for LAZY_S: sleep until a job comes
                 self._wake.wait()
@@ -156,9 +166,7 @@ class Worker:
         if self._pid != os.getpid():
             return True  # nothing was queued in this process
         with self._idle:
-            if self._pending:
-                self._run_to = self._queued
-                self._wake.notify()
+            self._release()
             return self._idle.wait_for(lambda: self._pending <= 0, WAIT_S if timeout is None else timeout)
 
 
