@@ -28,7 +28,7 @@ import signal
 import struct
 import sys
 from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Any
@@ -67,34 +67,24 @@ def prestart(warm: Callable[[], None]) -> None:
     """
     if _PRESTARTED or not can_fork() or _cores() < 2:
         return
-    task_r, task_w = os.pipe()
-    result_r, result_w = os.pipe()
-    sys.stdout.flush()
-    sys.stderr.flush()
-    pid = os.fork()
-    if pid == 0:  # the child: never returns
-        code = 0
-        try:
-            os.close(task_w)
-            os.close(result_r)
-            _quiet_child()
-            with contextlib.suppress(Exception):  # what failed here fails again, and is reported, in work
-                warm()
-            head = _read_exact(task_r, _FRAME.size)
-            if head is not None:  # EOF: the parent did not need us
-                blob = _read_exact(task_r, _FRAME.unpack(head)[0])
-                if blob is not None:
-                    work, around = pickle.loads(blob)
-                    _write_all(result_w, _frame(_READY, None))
-                    with around():
-                        _serve(task_r, result_w, work)
-        except BaseException:
-            code = 70
-        finally:
-            os._exit(code)
-    os.close(task_r)
-    os.close(result_w)
-    _PRESTARTED.append(_Child(pid, task_w, result_r, ready=False))
+
+    def body(tasks: int, results: int) -> None:
+        with contextlib.suppress(Exception):  # what failed here fails again, and is reported, in work
+            warm()
+        head = _read_exact(tasks, _FRAME.size)
+        if head is None:  # EOF: the parent did not need us
+            return
+        blob = _read_exact(tasks, _FRAME.unpack(head)[0])
+        if blob is None:
+            return
+        work, around = pickle.loads(blob)
+        _write_all(results, _frame(_READY, None))
+        with around():
+            _serve(tasks, results, work)
+
+    child = _fork(body)
+    child.ready = False
+    _PRESTARTED.append(child)
 
 
 def _cores() -> int:
@@ -255,6 +245,19 @@ def _frames(buffer: bytearray) -> Iterator[tuple[int, Any]]:
 def _spawn(
     work: Callable[[int], Any], around: Callable[[], AbstractContextManager[Any]], inherited: list[int]
 ) -> _Child:
+    def body(tasks: int, results: int) -> None:
+        with around():
+            _serve(tasks, results, work)
+
+    return _fork(body, inherited)
+
+
+def _fork(body: Callable[[int, int], None], inherited: Sequence[int] = ()) -> _Child:
+    """A child forked with a pipe each way that runs ``body(tasks, results)`` and exits.
+
+    The child closes the parent's ends and ``inherited`` (other children's pipes), ignores Ctrl-C and
+    exits with status 70 when ``body`` raises, without running the parent's exit handlers.
+    """
     task_r, task_w = os.pipe()
     result_r, result_w = os.pipe()
     sys.stdout.flush()
@@ -266,8 +269,7 @@ def _spawn(
             for fd in (task_w, result_r, *inherited):
                 os.close(fd)
             _quiet_child()
-            with around():
-                _serve(task_r, result_w, work)
+            body(task_r, result_w)
         except BaseException:
             code = 70
         finally:
