@@ -289,23 +289,16 @@ class Evaluator(TemplateMixin, MessagesMixin, KindsMixin):
 
     def _imported(self, mod: ModuleInfo, name: str) -> tuple[ModuleInfo, str | None] | None:
         module, attr, level = mod.imports[name]
-        if attr is not None:
-            # ``from pkg import mod`` may name a module, not an attribute
-            target = self.project.resolve_import(mod.path, module, level)
+        for dotted, wanted in _import_candidates(module, attr):
+            target = self.project.resolve_import(mod.path, dotted, level)
             if target is not None and (
-                attr in target.assigns or attr in target.functions or attr in target.classes
+                wanted is None
+                or wanted in target.assigns
+                or wanted in target.functions
+                or wanted in target.classes
             ):
                 self.dependencies.add(target.path)
-                return target, attr
-            sub = self.project.resolve_import(mod.path, f"{module}.{attr}" if module else attr, level)
-            if sub is not None:
-                self.dependencies.add(sub.path)
-                return sub, None
-            return None
-        target = self.project.resolve_import(mod.path, module, level)
-        if target is not None:
-            self.dependencies.add(target.path)
-            return target, None
+                return target, wanted
         return None
 
     def _imported_defining(
@@ -318,9 +311,10 @@ class Evaluator(TemplateMixin, MessagesMixin, KindsMixin):
         files tested stay dependencies (one that gains the ``def`` changes the answer).
         """
         module, attr, level = mod.imports[name]
-        files = [self.project.module_file(mod.path, module, level)]
-        if attr is not None:
-            files.append(self.project.module_file(mod.path, f"{module}.{attr}" if module else attr, level))
+        files = [
+            self.project.module_file(mod.path, dotted, level)
+            for dotted, _ in _import_candidates(module, attr)
+        ]
         found = [f for f in files if f is not None]
         if fname is not None:
             pattern = def_pattern(fname)
@@ -1119,6 +1113,18 @@ class Evaluator(TemplateMixin, MessagesMixin, KindsMixin):
                 out.extend(item)
             return out
         return [dynamic(DynamicKind.UNKNOWN, _unknown(env), env.mod.source(node)[:60], loc, confidence=0.3)]
+
+
+def _import_candidates(module: str, attr: str | None) -> list[tuple[str, str | None]]:
+    """The modules an import may read from, in the order tried, each with the name wanted from it.
+
+    ``import m`` reads ``m`` itself; ``from m import a`` reads ``a`` from ``m``, or failing that is
+    the submodule ``m.a`` (``from pkg import mod``). :meth:`Evaluator._imported` resolves them and
+    :meth:`Evaluator._imported_defining` tests their text, so both try the same files.
+    """
+    if attr is None:
+        return [(module, None)]
+    return [(module, attr), (f"{module}.{attr}" if module else attr, None)]
 
 
 def _str_keys_only(node: cst.BaseExpression) -> bool:
