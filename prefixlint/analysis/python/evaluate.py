@@ -22,6 +22,7 @@ from prefixlint.analysis.python.constants import table_item
 from prefixlint.analysis.python.env import Env
 from prefixlint.analysis.python.fills import replace_call
 from prefixlint.analysis.python.kinds import CONVERSIONS, KindsMixin, is_empty_container
+from prefixlint.analysis.python.lazy_binds import LazyBindings, bound_args
 from prefixlint.analysis.python.memo import TextMemo
 from prefixlint.analysis.python.messages import MessagesMixin, _target_names
 from prefixlint.analysis.python.objects import class_of
@@ -814,23 +815,14 @@ class Evaluator(TemplateMixin, MessagesMixin, KindsMixin):
     def bind_args(
         self, fdef: cst.FunctionDef, call: cst.Call, env: Env, skip_self: bool
     ) -> dict[str, list[Segment]]:
-        params = [*fdef.params.posonly_params, *fdef.params.params]
-        if skip_self and params and params[0].name.value in ("self", "cls"):
-            params = params[1:]
-        binds: dict[str, list[Segment]] = {}
-        names = {p.name.value for p in (*params, *fdef.params.kwonly_params)}
-        i = 0
-        for arg in call.args:
-            if arg.keyword is not None:
-                if arg.keyword.value in names:
-                    binds[arg.keyword.value] = self.text(arg.value, env)
-            elif arg.star:
-                continue
-            else:
-                if i < len(params):
-                    binds[params[i].name.value] = self.text(arg.value, env)
-                i += 1
-        return binds
+        """The call's arguments by parameter name, each evaluated where the call is."""
+        return {name: self.text(value, env) for name, value in bound_args(fdef, call, skip_self).items()}
+
+    def lazy_bind_args(
+        self, fdef: cst.FunctionDef, call: cst.Call, env: Env, skip_self: bool
+    ) -> LazyBindings:
+        """:meth:`bind_args`, each argument evaluated when the callee first reads its parameter."""
+        return LazyBindings(self, env, bound_args(fdef, call, skip_self))
 
     def call_function(
         self,
@@ -851,7 +843,7 @@ class Evaluator(TemplateMixin, MessagesMixin, KindsMixin):
                     )
                 ]
             return []
-        binds = self.bind_args(fdef, call, env, skip_self=cls is not None)
+        binds = self.lazy_bind_args(fdef, call, env, skip_self=cls is not None)
         returns = _returns(fdef, fmod)
         if fmod.path != env.mod.path:
             self.dependencies.add(fmod.path)

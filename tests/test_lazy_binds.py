@@ -1,0 +1,71 @@
+"""A helper's arguments are evaluated only when the helper reads them (issue 10, speed): an argument
+the returned text never uses follows no call and parses no module, and one it uses is evaluated as
+before, in the caller's environment."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+from prefixlint.analysis.python import ProjectContext, analyze_python
+from prefixlint.model.settings import Settings
+
+RULES = " ".join(f"Rule {i}: answer payroll questions only, cite the form, never guess." for i in range(30))
+
+APP = """
+    import datetime
+    from openai import OpenAI
+    from helpers import build
+    from tokens import TOKENIZER
+
+    client = OpenAI()
+
+    def run(question):
+        return client.chat.completions.create(
+            model="gpt-4o",
+            messages=[
+                {{"role": "system", "content": build({stamp}, tokenizer=TOKENIZER)}},
+                {{"role": "user", "content": question}},
+            ],
+        )
+"""
+
+
+def _analyse(tmp_path: Path, helper_body: str, stamp: str) -> tuple[list, list[str], set[str]]:
+    files = {
+        "app.py": APP.format(stamp=stamp),
+        "helpers.py": f"RULES = {RULES!r}\n\ndef build(stamp, tokenizer):\n    return {helper_body}\n",
+        "tokens.py": "TOKENIZER = 'cl100k'\n",
+    }
+    for name, text in files.items():
+        (tmp_path / name).write_text(textwrap.dedent(text))
+    settings = Settings()
+    project = ProjectContext(tmp_path, settings)
+    parsed: list[str] = []
+    real = project.load
+
+    def load(path):  # type: ignore[no-untyped-def]
+        parsed.append(Path(path).name)
+        return real(path)
+
+    project.load = load  # type: ignore[method-assign]
+    app = tmp_path / "app.py"
+    result = analyze_python(str(app), app.read_text(), settings, project)
+    return result.layouts, parsed, {Path(d).name for d in result.dependencies}
+
+
+def test_an_argument_the_helper_never_reads_is_not_evaluated(tmp_path: Path) -> None:
+    layouts, parsed, deps = _analyse(tmp_path, "stamp + RULES", "str(datetime.datetime.now())")
+    (layout,) = layouts
+    first = layout.segments[0]
+    assert not first.static and first.timing.value == "request"  # the stamp, read in the caller
+    assert "helpers.py" in parsed
+    assert "tokens.py" not in parsed and "tokens.py" not in deps
+
+
+def test_an_argument_the_helper_reads_is_evaluated_where_the_call_is(tmp_path: Path) -> None:
+    layouts, parsed, deps = _analyse(tmp_path, "tokenizer + stamp + RULES", '"fixed "')
+    (layout,) = layouts
+    assert "tokens.py" in parsed and "tokens.py" in deps
+    # the constant read from tokens.py, where the call is, ahead of the static stamp and rules
+    assert "".join(s.text for s in layout.segments).startswith("cl100kfixed Rule 0:")
