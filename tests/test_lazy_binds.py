@@ -69,3 +69,54 @@ def test_an_argument_the_helper_reads_is_evaluated_where_the_call_is(tmp_path: P
     assert "tokens.py" in parsed and "tokens.py" in deps
     # the constant read from tokens.py, where the call is, ahead of the static stamp and rules
     assert "".join(s.text for s in layout.segments).startswith("cl100kfixed Rule 0:")
+
+
+def test_a_constructor_argument_no_method_reads_is_not_evaluated(tmp_path: Path) -> None:
+    files = {
+        "app.py": """
+            import datetime
+            from openai import OpenAI
+            from helpers import Builder
+            from tokens import TOKENIZER
+
+            client = OpenAI()
+            builder = Builder(TOKENIZER)
+
+            def run(question):
+                return client.chat.completions.create(
+                    model="gpt-4o",
+                    messages=[
+                        {"role": "system", "content": builder.build(str(datetime.datetime.now()))},
+                        {"role": "user", "content": question},
+                    ],
+                )
+        """,
+        "helpers.py": f"""
+            RULES = {RULES!r}
+
+            class Builder:
+                def __init__(self, tokenizer):
+                    self.tokenizer = tokenizer
+
+                def build(self, stamp):
+                    return stamp + RULES
+        """,
+        "tokens.py": "TOKENIZER = 'cl100k'\n",
+    }
+    for name, text in files.items():
+        (tmp_path / name).write_text(textwrap.dedent(text))
+    settings = Settings()
+    project = ProjectContext(tmp_path, settings)
+    parsed: list[str] = []
+    real = project.load
+
+    def load(path):  # type: ignore[no-untyped-def]
+        parsed.append(Path(path).name)
+        return real(path)
+
+    project.load = load  # type: ignore[method-assign]
+    app = tmp_path / "app.py"
+    result = analyze_python(str(app), app.read_text(), settings, project)
+    (layout,) = result.layouts
+    assert layout.segments[0].timing.value == "request"  # the stamp, through the method
+    assert "helpers.py" in parsed and "tokens.py" not in parsed

@@ -10,6 +10,7 @@ it travelled through. Message lists and tools live in :mod:`.messages`.
 from __future__ import annotations
 
 import textwrap
+from collections.abc import Mapping
 from typing import NamedTuple
 
 import libcst as cst
@@ -67,7 +68,7 @@ class FnRef(NamedTuple):
     fdef: cst.FunctionDef
     mod: ModuleInfo
     cls: ClassInfo | None
-    self_binds: dict[str, list[Segment]] | None = None
+    self_binds: Mapping[str, list[Segment]] | None = None
 
 
 __all__ = ["MAX_DEPTH", "Env", "Evaluator"]
@@ -737,7 +738,9 @@ class Evaluator(TemplateMixin, MessagesMixin, KindsMixin):
         got = self.method_step(node, meth, segs, env)
         return got if got is not None else segs
 
-    def _instance(self, name: str, env: Env) -> tuple[ClassInfo, ModuleInfo, dict[str, list[Segment]]] | None:
+    def _instance(
+        self, name: str, env: Env
+    ) -> tuple[ClassInfo, ModuleInfo, Mapping[str, list[Segment]]] | None:
         """The class of ``name = SomeClass(...)`` (local or module level) and its ``__init__`` bindings."""
         value, venv = None, env
         if env.func is not None:
@@ -812,16 +815,8 @@ class Evaluator(TemplateMixin, MessagesMixin, KindsMixin):
                 return FnRef(owner[0].methods[func.attr.value], owner[1], owner[0])
         return None
 
-    def bind_args(
-        self, fdef: cst.FunctionDef, call: cst.Call, env: Env, skip_self: bool
-    ) -> dict[str, list[Segment]]:
-        """The call's arguments by parameter name, each evaluated where the call is."""
-        return {name: self.text(value, env) for name, value in bound_args(fdef, call, skip_self).items()}
-
-    def lazy_bind_args(
-        self, fdef: cst.FunctionDef, call: cst.Call, env: Env, skip_self: bool
-    ) -> LazyBindings:
-        """:meth:`bind_args`, each argument evaluated when the callee first reads its parameter."""
+    def bind_args(self, fdef: cst.FunctionDef, call: cst.Call, env: Env, skip_self: bool) -> LazyBindings:
+        """The call's arguments by parameter name, each evaluated where the call is when first read."""
         return LazyBindings(self, env, bound_args(fdef, call, skip_self))
 
     def call_function(
@@ -832,7 +827,7 @@ class Evaluator(TemplateMixin, MessagesMixin, KindsMixin):
         call: cst.Call,
         env: Env,
         what: str,
-        self_binds: dict[str, list[Segment]] | None = None,
+        self_binds: Mapping[str, list[Segment]] | None = None,
     ):  # type: ignore[no-untyped-def]
         """Evaluate a helper's return value(s) with the call's arguments bound."""
         if id(fdef) in env.active or env.depth > MAX_DEPTH:
@@ -843,7 +838,7 @@ class Evaluator(TemplateMixin, MessagesMixin, KindsMixin):
                     )
                 ]
             return []
-        binds = self.lazy_bind_args(fdef, call, env, skip_self=cls is not None)
+        binds = self.bind_args(fdef, call, env, skip_self=cls is not None)
         returns = _returns(fdef, fmod)
         if fmod.path != env.mod.path:
             self.dependencies.add(fmod.path)

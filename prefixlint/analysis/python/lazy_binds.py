@@ -1,4 +1,7 @@
-"""A helper's arguments evaluated on first use: a parameter the helper never reads costs nothing.
+"""A call's arguments evaluated on first use: a parameter the callee never reads costs nothing.
+
+Used for every call the evaluator follows: a helper whose returned text is read, a helper on a send
+path, an ``__init__`` whose ``self.x = ...`` are read, and an instance's constructor arguments.
 
 ``create_prompt(tokenizer=get_tokenizer(model_config=settings), persona=persona)`` followed into
 ``create_prompt`` only needs what its returned text reads. Evaluating every argument first (as a
