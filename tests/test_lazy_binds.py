@@ -4,6 +4,7 @@ before, in the caller's environment."""
 
 from __future__ import annotations
 
+import sys
 import textwrap
 from pathlib import Path
 
@@ -120,3 +121,43 @@ def test_a_constructor_argument_no_method_reads_is_not_evaluated(tmp_path: Path)
     (layout,) = result.layouts
     assert layout.segments[0].timing.value == "request"  # the stamp, through the method
     assert "helpers.py" in parsed and "tokens.py" not in parsed
+
+
+def _stack_depth() -> int:
+    frame, n = sys._getframe(), 0
+    while frame is not None:
+        frame, n = frame.f_back, n + 1
+    return n
+
+
+def test_a_value_passed_down_a_chain_of_helpers_does_not_nest_the_stack(tmp_path: Path) -> None:
+    """Eleven helpers, each passing ``(((a + '0') + '1') ...)`` on: each argument is worked out one
+    call at a time, as when arguments were evaluated before the call, not as one expression nested
+    through every helper (which needed three times the stack, and hit the recursion limit first)."""
+
+    def nest(name: str) -> str:
+        for j in range(8):
+            name = f"({name} + '{j}')"
+        return name
+
+    lines = ["import datetime", "from openai import OpenAI", "client = OpenAI()", f"RULES = {RULES!r}"]
+    for i in range(11):
+        body = f"f{i + 1}({nest('a')}, {nest('b')})" if i < 10 else "a + b + RULES"
+        lines.append(f"def f{i}(a, b):\n    return {body}")
+    lines.append(
+        "def run(q):\n    return client.chat.completions.create(model='gpt-4o', messages=["
+        "{'role': 'system', 'content': f0(str(datetime.datetime.now()), 'x')},"
+        " {'role': 'user', 'content': q}])"
+    )
+    app = tmp_path / "app.py"
+    app.write_text("\n\n".join(lines) + "\n")
+    settings = Settings()
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(_stack_depth() + 200)
+    try:
+        result = analyze_python(str(app), app.read_text(), settings, ProjectContext(tmp_path, settings))
+    finally:
+        sys.setrecursionlimit(limit)
+    assert not result.errors
+    (layout,) = result.layouts
+    assert layout.segments[0].timing.value == "request"

@@ -66,6 +66,9 @@ class LazyBindings(Mapping[str, list[Segment]]):
         got = self._values.get(name)
         if got is None:
             node = self._args[name]  # KeyError: not bound
+            outer = self._env.bindings
+            if isinstance(outer, LazyBindings):
+                outer.settle(node)
             ev = self._ev
             now = ev.template_mode, ev._forced_templates
             ev.template_mode, ev._forced_templates = self._state
@@ -74,6 +77,22 @@ class LazyBindings(Mapping[str, list[Segment]]):
             finally:
                 ev.template_mode, ev._forced_templates = now
         return got
+
+    def settle(self, node: cst.CSTNode) -> None:
+        """Evaluate the bindings ``node`` names, one at a time, before ``node`` itself.
+
+        A parameter passed on through a chain of helpers (``f(a)`` calls ``g(a + x)``...) is then
+        worked out one call at a time, as an eager binding was, instead of as one expression nested
+        as deep as the chain (the Python stack would grow with every helper).
+        """
+        stack = [node]
+        while stack:
+            cur = stack.pop()
+            if isinstance(cur, cst.Name):
+                if cur.value in self._args and cur.value not in self._values:
+                    self[cur.value]  # evaluated now and kept
+            else:
+                stack.extend(cur.children)
 
     def __contains__(self, name: object) -> bool:
         return name in self._args
