@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 import libcst as cst
@@ -17,13 +18,13 @@ class Env:
     mod: ModuleInfo
     func: cst.FunctionDef | None = None
     cls: ClassInfo | None = None
-    bindings: dict[str, list[Segment]] = field(default_factory=dict)
+    bindings: Mapping[str, list[Segment]] = field(default_factory=dict)
     timing: Timing = Timing.REQUEST
     pos: int = 1 << 60
     depth: int = 0
     active: tuple[int, ...] = ()
     # ``__init__`` arguments of the instance whose method is evaluated (``self.x = x``).
-    self_binds: dict[str, list[Segment]] = field(default_factory=dict)
+    self_binds: Mapping[str, list[Segment]] = field(default_factory=dict)
     # Parameter -> the caller's argument expression and where it is evaluated, for a call followed
     # into an in-house send path (a message list passed to ``call_model(messages)``).
     arg_nodes: dict[str, tuple[cst.BaseExpression, Env]] = field(default_factory=dict)

@@ -10,6 +10,7 @@ it travelled through. Message lists and tools live in :mod:`.messages`.
 from __future__ import annotations
 
 import textwrap
+from collections.abc import Mapping
 from typing import NamedTuple
 
 import libcst as cst
@@ -22,6 +23,7 @@ from prefixlint.analysis.python.constants import table_item
 from prefixlint.analysis.python.env import Env
 from prefixlint.analysis.python.fills import replace_call
 from prefixlint.analysis.python.kinds import CONVERSIONS, KindsMixin, is_empty_container
+from prefixlint.analysis.python.lazy_binds import LazyBindings, bound_args
 from prefixlint.analysis.python.memo import TextMemo
 from prefixlint.analysis.python.messages import MessagesMixin, _target_names
 from prefixlint.analysis.python.objects import class_of
@@ -66,7 +68,7 @@ class FnRef(NamedTuple):
     fdef: cst.FunctionDef
     mod: ModuleInfo
     cls: ClassInfo | None
-    self_binds: dict[str, list[Segment]] | None = None
+    self_binds: Mapping[str, list[Segment]] | None = None
 
 
 __all__ = ["MAX_DEPTH", "Env", "Evaluator"]
@@ -289,23 +291,16 @@ class Evaluator(TemplateMixin, MessagesMixin, KindsMixin):
 
     def _imported(self, mod: ModuleInfo, name: str) -> tuple[ModuleInfo, str | None] | None:
         module, attr, level = mod.imports[name]
-        if attr is not None:
-            # ``from pkg import mod`` may name a module, not an attribute
-            target = self.project.resolve_import(mod.path, module, level)
+        for dotted, wanted in _import_candidates(module, attr):
+            target = self.project.resolve_import(mod.path, dotted, level)
             if target is not None and (
-                attr in target.assigns or attr in target.functions or attr in target.classes
+                wanted is None
+                or wanted in target.assigns
+                or wanted in target.functions
+                or wanted in target.classes
             ):
                 self.dependencies.add(target.path)
-                return target, attr
-            sub = self.project.resolve_import(mod.path, f"{module}.{attr}" if module else attr, level)
-            if sub is not None:
-                self.dependencies.add(sub.path)
-                return sub, None
-            return None
-        target = self.project.resolve_import(mod.path, module, level)
-        if target is not None:
-            self.dependencies.add(target.path)
-            return target, None
+                return target, wanted
         return None
 
     def _imported_defining(
@@ -318,9 +313,10 @@ class Evaluator(TemplateMixin, MessagesMixin, KindsMixin):
         files tested stay dependencies (one that gains the ``def`` changes the answer).
         """
         module, attr, level = mod.imports[name]
-        files = [self.project.module_file(mod.path, module, level)]
-        if attr is not None:
-            files.append(self.project.module_file(mod.path, f"{module}.{attr}" if module else attr, level))
+        files = [
+            self.project.module_file(mod.path, dotted, level)
+            for dotted, _ in _import_candidates(module, attr)
+        ]
         found = [f for f in files if f is not None]
         if fname is not None:
             pattern = def_pattern(fname)
@@ -742,7 +738,9 @@ class Evaluator(TemplateMixin, MessagesMixin, KindsMixin):
         got = self.method_step(node, meth, segs, env)
         return got if got is not None else segs
 
-    def _instance(self, name: str, env: Env) -> tuple[ClassInfo, ModuleInfo, dict[str, list[Segment]]] | None:
+    def _instance(
+        self, name: str, env: Env
+    ) -> tuple[ClassInfo, ModuleInfo, Mapping[str, list[Segment]]] | None:
         """The class of ``name = SomeClass(...)`` (local or module level) and its ``__init__`` bindings."""
         value, venv = None, env
         if env.func is not None:
@@ -817,26 +815,9 @@ class Evaluator(TemplateMixin, MessagesMixin, KindsMixin):
                 return FnRef(owner[0].methods[func.attr.value], owner[1], owner[0])
         return None
 
-    def bind_args(
-        self, fdef: cst.FunctionDef, call: cst.Call, env: Env, skip_self: bool
-    ) -> dict[str, list[Segment]]:
-        params = [*fdef.params.posonly_params, *fdef.params.params]
-        if skip_self and params and params[0].name.value in ("self", "cls"):
-            params = params[1:]
-        binds: dict[str, list[Segment]] = {}
-        names = {p.name.value for p in (*params, *fdef.params.kwonly_params)}
-        i = 0
-        for arg in call.args:
-            if arg.keyword is not None:
-                if arg.keyword.value in names:
-                    binds[arg.keyword.value] = self.text(arg.value, env)
-            elif arg.star:
-                continue
-            else:
-                if i < len(params):
-                    binds[params[i].name.value] = self.text(arg.value, env)
-                i += 1
-        return binds
+    def bind_args(self, fdef: cst.FunctionDef, call: cst.Call, env: Env, skip_self: bool) -> LazyBindings:
+        """The call's arguments by parameter name, each evaluated where the call is when first read."""
+        return LazyBindings(self, env, bound_args(fdef, call, skip_self))
 
     def call_function(
         self,
@@ -846,7 +827,7 @@ class Evaluator(TemplateMixin, MessagesMixin, KindsMixin):
         call: cst.Call,
         env: Env,
         what: str,
-        self_binds: dict[str, list[Segment]] | None = None,
+        self_binds: Mapping[str, list[Segment]] | None = None,
     ):  # type: ignore[no-untyped-def]
         """Evaluate a helper's return value(s) with the call's arguments bound."""
         if id(fdef) in env.active or env.depth > MAX_DEPTH:
@@ -1119,6 +1100,18 @@ class Evaluator(TemplateMixin, MessagesMixin, KindsMixin):
                 out.extend(item)
             return out
         return [dynamic(DynamicKind.UNKNOWN, _unknown(env), env.mod.source(node)[:60], loc, confidence=0.3)]
+
+
+def _import_candidates(module: str, attr: str | None) -> list[tuple[str, str | None]]:
+    """The modules an import may read from, in the order tried, each with the name wanted from it.
+
+    ``import m`` reads ``m`` itself; ``from m import a`` reads ``a`` from ``m``, or failing that is
+    the submodule ``m.a`` (``from pkg import mod``). :meth:`Evaluator._imported` resolves them and
+    :meth:`Evaluator._imported_defining` tests their text, so both try the same files.
+    """
+    if attr is None:
+        return [(module, None)]
+    return [(module, attr), (f"{module}.{attr}" if module else attr, None)]
 
 
 def _str_keys_only(node: cst.BaseExpression) -> bool:
