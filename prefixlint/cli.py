@@ -57,9 +57,16 @@ def _run(args: list[str]) -> int:
 
         kwargs = parse_check_args(args[1:], os.environ)
         if kwargs is not None:
-            from prefixlint.commands.check_run import run_check
+            from prefixlint.lint.prestart import maybe_prestart
+            from prefixlint.lint.workers import discard_prestarted
 
-            return run_check(**kwargs)
+            maybe_prestart(kwargs["paths"])  # the worker imports the analyzer while this process starts
+            try:
+                from prefixlint.commands.check_run import run_check
+
+                return run_check(**kwargs)
+            finally:
+                discard_prestarted()
     return _run_typer(args)
 
 

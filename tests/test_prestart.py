@@ -154,3 +154,51 @@ def test_the_prestarted_worker_leaves_with_its_parent(tmp_path: Path) -> None:
     while not _gone(pid) and time.monotonic() < deadline:  # it may still be on its way out
         time.sleep(0.05)
     assert _gone(pid)
+
+
+_LAUNCH = """
+import json, sys
+from prefixlint.lint import workers
+workers._cores = lambda: 2
+forks = []
+real_fork = workers._fork
+def spy(body, inherited=()):
+    child = real_fork(body, inherited)
+    forks.append([child.pid, "prefixlint.commands.check_run" in sys.modules])
+    return child
+workers._fork = spy
+from prefixlint import cli
+code = cli._run(sys.argv[1:])
+print(json.dumps({"code": code, "forks": forks, "left": len(workers._PRESTARTED)}), flush=True)
+"""
+
+
+def _launch(tmp_path: Path, *args: str) -> dict:
+    env = {**os.environ, "PYTHONPATH": str(REPO), "PREFIXLINT_CACHE_DIR": str(tmp_path / "cache")}
+    env.pop("PREFIXLINT_NO_PRESTART", None)
+    cmd = [sys.executable, "-c", _LAUNCH, *args]
+    proc = subprocess.run(cmd, cwd=tmp_path, capture_output=True, text=True, timeout=120, env=env)
+    return json.loads(proc.stdout.splitlines()[-1])
+
+
+def test_a_check_forks_its_worker_before_the_check_command_is_imported(tmp_path: Path) -> None:
+    """The command line alone decides: the worker's imports overlap everything the check reads first."""
+    (tmp_path / "app.py").write_text(PROMPT_APP)
+    got = _launch(tmp_path, "check", "--no-cache", "--quiet", "app.py")
+    assert got["code"] == 1
+    ((pid, check_run_imported),) = got["forks"]  # the prestarted worker did the work: no second fork
+    assert not check_run_imported
+    assert _gone(pid)
+
+
+def test_a_check_that_stops_on_a_configuration_error_kills_the_worker_it_forked(tmp_path: Path) -> None:
+    (tmp_path / "app.py").write_text(PROMPT_APP)
+    (tmp_path / "broken.toml").write_text("[tool.prefixlint\n")
+    got = _launch(tmp_path, "check", "--no-cache", "--config", "broken.toml", "app.py")
+    assert got["code"] == 2
+    ((pid, _),) = got["forks"]
+    assert got["left"] == 0
+    deadline = time.monotonic() + 10
+    while not _gone(pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert _gone(pid)
