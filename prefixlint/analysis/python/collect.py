@@ -22,6 +22,7 @@ from typing import Any
 
 import libcst as cst
 
+from prefixlint.analysis.python.cst_parse import parse_module as parse_unvalidated
 from prefixlint.analysis.python.positions import LazyPositions
 from prefixlint.model.layout import SourceLocation
 from prefixlint.model.source_text import line_starts
@@ -332,7 +333,7 @@ def evaluated(node: cst.BaseExpression) -> object:
 
 def parse_module(path: str, text: str) -> ModuleInfo:
     """Parse ``text`` once and collect a :class:`ModuleInfo` (raises libcst.ParserSyntaxError)."""
-    module = cst.parse_module(text)
+    module = parse_unvalidated(text)
     info = ModuleInfo(path=path, text=text, module=module)
     _walk(module, _Collector(info), info)
     return info
