@@ -132,6 +132,8 @@ class ProjectContext:
             if self._listed(root, "src"):
                 bases.append(src)
         for base in bases:
+            if parts and not self._holds_either(base, parts[0], parts[0] + ".py"):
+                continue  # neither package nor module ``parts[0]`` here: nothing below it to list
             target = os.path.join(base, *parts) if parts else base
             if parts and self._listed(os.path.dirname(target), parts[-1] + ".py"):
                 return Path(target + ".py")
@@ -139,9 +141,12 @@ class ProjectContext:
                 return Path(target) / "__init__.py"
         return None
 
-    def _listed(self, folder: str, name: str) -> bool:
-        """``folder/name`` exists as a file (or, for ``src``, a folder): one listing per folder per run
-        answers most questions, so a failed lookup costs no ``stat``."""
+    def _holds_either(self, folder: str, first: str, second: str) -> bool:
+        """``folder``'s listing has an entry ``first`` or ``second`` (of any type)."""
+        names = self._names(folder)
+        return first in names or second in names
+
+    def _names(self, folder: str) -> frozenset[str]:
         names = self._listings.get(folder)
         if names is None:
             try:
@@ -149,7 +154,12 @@ class ProjectContext:
             except OSError:
                 names = frozenset()
             self._listings[folder] = names
-        if name not in names:
+        return names
+
+    def _listed(self, folder: str, name: str) -> bool:
+        """``folder/name`` exists as a file (or, for ``src``, a folder): one listing per folder per run
+        answers most questions, so a failed lookup costs no ``stat``."""
+        if name not in self._names(folder):
             return False
         full = os.path.join(folder, name)
         return os.path.isdir(full) if name == "src" else os.path.isfile(full)
