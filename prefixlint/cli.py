@@ -1,7 +1,8 @@
 """The ``prefixlint`` command line: mounts each command's typer app; the commands live in ``commands/``.
 
 ``prefixlint check ...`` takes a fast path: :mod:`prefixlint.commands.lean` parses its options before
-typer is imported, and :func:`prefixlint.commands.check_run.run_check` runs it. Every other command
+typer is imported, and :func:`prefixlint.commands.check_launch.launch_check` runs it (forking the
+worker that analyses files before the check command itself is imported). Every other command
 line (``--help``, other commands, a ``check`` line the fast path leaves to typer) goes to the typer
 app, built on first use: ``check``, ``rules``, ``rule``, ``diff`` and ``audit`` are registered directly; the
 :data:`MOUNTS` sub-apps are imported only when used, so a ``check`` never imports torch or httpx.
@@ -57,16 +58,9 @@ def _run(args: list[str]) -> int:
 
         kwargs = parse_check_args(args[1:], os.environ)
         if kwargs is not None:
-            from prefixlint.lint.prestart import maybe_prestart
-            from prefixlint.lint.workers import discard_prestarted
+            from prefixlint.commands.check_launch import launch_check
 
-            maybe_prestart(kwargs["paths"])  # the worker imports the analyzer while this process starts
-            try:
-                from prefixlint.commands.check_run import run_check
-
-                return run_check(**kwargs)
-            finally:
-                discard_prestarted()
+            return launch_check(kwargs)
     return _run_typer(args)
 
 
