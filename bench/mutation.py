@@ -53,6 +53,8 @@ STATE = ROOT / "bench" / ".mutation-state.jsonl"
 TESTS = {
     "prefixlint/analysis/python/": [
         "tests/test_mutants_survivors.py",  # aimed at the survivors of the seed-1 sample
+        "tests/test_lazy_binds.py",
+        "tests/test_cst_parse.py",
         "tests/test_python_positions.py",
         "tests/test_python_analysis.py",
         "tests/test_analysis_mutants.py",
