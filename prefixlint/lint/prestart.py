@@ -1,10 +1,11 @@
 """A ``check`` of named files forks its first worker early (see :func:`.workers.prestart`).
 
 Pre-commit runs ``prefixlint check FILE...`` in a fresh process for every commit. Such a run spends
-about 0.1 s finding files, reading their settings and checking rule selectors before the worker that
-analyses them is forked, and the worker then spends about 0.3 s importing libcst and the analyzer.
-Forked before that, once the modules both processes need are imported, the worker imports while this
-process finds files: two cores instead of one in turn. ``PREFIXLINT_NO_PRESTART=1`` turns it off.
+about 0.1 s importing the check command, finding files, reading their settings and checking rule
+selectors before the worker that analyses them would be forked, and the worker then spends about
+0.2 s importing libcst and the analyzer. :mod:`prefixlint.commands.check_launch` forks it as soon as
+the command line is parsed, so the worker imports while this process does the rest: two cores
+instead of one in turn. ``PREFIXLINT_NO_PRESTART=1`` turns it off.
 """
 
 from __future__ import annotations
