@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import base64
 
+import anthropic
 import openai
 import pytest
 from sdk_server import ProviderServer
 
 import prefixlint.sdk as sdk
-from prefixlint.sdk import CacheReport
+from prefixlint.sdk import CacheReport, Verdict
 from prefixlint.sdk.tenancy import derive_cache_salt
 
 SECRET = base64.b64encode(bytes(range(32))).decode()
@@ -77,3 +78,102 @@ def test_a_named_template_is_the_reports_template(server: ProviderServer) -> Non
     client.chat.completions.create(model="gpt-4o", messages=_msgs("b"))
     assert reports[0].template == "support-bot"
     assert reports[1].template != "support-bot" and "test_sdk_request_fields" in reports[1].template
+
+
+def test_reports_name_the_provider_model_and_the_key_that_was_sent(server: ProviderServer) -> None:
+    """A report names the provider and model that served it, the key actually sent, and how it counted."""
+    reports: list[CacheReport] = []
+    client = sdk.wrap(
+        openai.OpenAI(base_url=server.url + "/v1", api_key="k", max_retries=0),
+        tenant="acme",
+        on_report=reports.append,
+    )
+    client.chat.completions.create(model="gpt-4o", messages=_msgs("a"))
+    claude = sdk.wrap(
+        anthropic.Anthropic(base_url=server.url, api_key="k", max_retries=0), on_report=reports.append
+    )
+    claude.messages.create(
+        model="claude-sonnet-4-5", max_tokens=5, system=SYSTEM, messages=[{"role": "user", "content": "a"}]
+    )
+    gpt, sonnet = reports
+    assert (gpt.provider, gpt.model, gpt.tokens_exact) == ("openai", "gpt-4o", True)
+    assert gpt.cache_key is not None and gpt.cache_key == server.requests[0]["prompt_cache_key"]
+    assert (sonnet.provider, sonnet.model, sonnet.tokens_exact) == ("anthropic", "claude-sonnet-4-5", False)
+    assert sonnet.cache_key is None
+
+
+def test_a_dry_run_reports_the_key_it_would_have_sent(server: ProviderServer) -> None:
+    """In a dry run nothing is added to the request, and the report carries the key that would have been."""
+    reports: list[CacheReport] = []
+    client = sdk.wrap(
+        openai.OpenAI(base_url=server.url + "/v1", api_key="k", max_retries=0),
+        tenant="acme",
+        on_report=reports.append,
+    )
+    client.chat.completions.create(model="gpt-4o", messages=_msgs("a"))
+    sdk.wrap(client, dry_run=True)
+    client.chat.completions.create(model="gpt-4o", messages=_msgs("b"))
+    key = server.requests[0]["prompt_cache_key"]
+    assert "prompt_cache_key" not in server.requests[1]
+    assert reports[1].dry_run and reports[1].cache_key == key
+
+
+def test_the_stream_usage_option_is_listed_among_the_changes(server: ProviderServer) -> None:
+    """Asking a chat stream for its usage is reported as that change, under its field name."""
+    reports: list[CacheReport] = []
+    client = sdk.wrap(
+        openai.OpenAI(base_url=server.url + "/v1", api_key="k", max_retries=0),
+        include_usage=True,
+        on_report=reports.append,
+    )
+    list(client.chat.completions.create(model="gpt-4o", messages=_msgs("a"), stream=True))
+    assert server.requests[-1]["stream_options"] == {"include_usage": True}
+    assert "stream_options.include_usage: set" in reports[-1].changes
+
+
+@pytest.mark.parametrize(("retention", "verdict"), [("24h", Verdict.HIT), (None, Verdict.UNEXPECTED_HIT)])
+def test_an_extended_retention_keeps_the_prefix_cached_past_the_default_ttl(
+    server: ProviderServer, retention: str | None, verdict: Verdict
+) -> None:
+    """``prompt_cache_retention="24h"``: two hours later the prefix is still predicted cached.
+
+    Without it the prefix expired after the default lifetime, so the (TTL-less) test server's hit is
+    unexpected; with it the hit is what was predicted.
+    """
+    now = [1_000_000.0]
+    reports: list[CacheReport] = []
+    client = sdk.wrap(
+        openai.OpenAI(base_url=server.url + "/v1", api_key="k", max_retries=0),
+        clock=lambda: now[0],
+        on_report=reports.append,
+    )
+    extra = {"prompt_cache_retention": retention} if retention else {}
+    client.chat.completions.create(model="gpt-4o", messages=_msgs("a"), **extra)
+    now[0] += 2 * 3600
+    client.chat.completions.create(model="gpt-4o", messages=_msgs("b"), **extra)
+    assert server.requests[-1].get("prompt_cache_retention") == retention
+    second = reports[1]
+    assert second.reported_cached and second.reported_cached > 1000
+    assert second.verdict is verdict
+    assert (second.predicted_cached > 1000) is (retention is not None)
+
+
+def test_a_cache_key_fn_sees_the_api_and_the_template(server: ProviderServer) -> None:
+    """The request facts given to ``cache_key_fn`` name the API called and the request's template."""
+    seen: list[sdk.RequestInfo] = []
+
+    def key_fn(info: sdk.RequestInfo) -> str:
+        seen.append(info)
+        return "k"
+
+    client = sdk.wrap(
+        openai.OpenAI(base_url=server.url + "/v1", api_key="k", max_retries=0), cache_key_fn=key_fn
+    )
+    client.chat.completions.create(model="gpt-4o", messages=_msgs("a"), prefixlint_template="support-bot")
+    client.responses.create(model="gpt-4o", instructions=SYSTEM, input="a")
+    assert [(i.api, i.provider, i.model) for i in seen] == [
+        ("chat", "openai", "gpt-4o"),
+        ("responses", "openai", "gpt-4o"),
+    ]
+    assert seen[0].template == "support-bot"
+    assert "test_sdk_request_fields" in seen[1].template
