@@ -177,3 +177,19 @@ def test_a_cache_key_fn_sees_the_api_and_the_template(server: ProviderServer) ->
     ]
     assert seen[0].template == "support-bot"
     assert "test_sdk_request_fields" in seen[1].template
+
+
+def test_breakpoints_follow_the_models_own_minimum(server: ProviderServer) -> None:
+    """A prompt gets breakpoints for a model that caches it, none for one whose minimum it is below."""
+    reports: list[CacheReport] = []
+    client = sdk.wrap(
+        anthropic.Anthropic(base_url=server.url, api_key="k", max_retries=0), on_report=reports.append
+    )
+    for model in ("claude-sonnet-4-5", "claude-haiku-4-5"):  # minimums: 1024 and 4096 tokens
+        client.messages.create(
+            model=model, max_tokens=5, system=SYSTEM, messages=[{"role": "user", "content": "a"}]
+        )
+    sonnet, haiku = server.requests
+    assert 1024 < reports[0].local_prompt_tokens < 4096
+    assert "cache_control" in str(sonnet["system"]) and reports[0].breakpoints > 0
+    assert "cache_control" not in str(haiku) and reports[1].breakpoints == 0

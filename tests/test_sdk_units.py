@@ -359,3 +359,23 @@ def test_breakpoint_choice_keeps_the_api_rules() -> None:
     assert choose(choice, rules, "1h") == [(1, "1h")]
     # one breakpoint allowed: the last candidate
     assert choose(pieces, replace(rules, max_breakpoints=1), "1h") == [(4, "5m")]
+
+
+def test_a_deepseek_base_url_selects_the_deepseek_provider() -> None:
+    """An OpenAI client pointed at DeepSeek is wrapped with DeepSeek's cache rules; other URLs are OpenAI."""
+    import openai
+
+    client = openai.OpenAI(base_url="https://api.deepseek.com/v1", api_key="k")
+    assert sdk.detect_provider(client) == "deepseek"
+    sdk.wrap(client)
+    assert client._prefixlint_state.spec.name == "deepseek"
+    assert sdk.detect_provider(openai.OpenAI(base_url="https://example.com/v1", api_key="k")) == "openai"
+
+
+def test_a_client_without_a_base_url_is_taken_for_openai() -> None:
+    """A client object with no ``base_url`` attribute falls back to OpenAI instead of failing."""
+
+    class Client:
+        pass
+
+    assert sdk.detect_provider(Client()) == "openai"
