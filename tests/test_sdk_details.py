@@ -302,3 +302,25 @@ def test_a_forked_child_accounts_with_its_own_worker(server: ProviderServer) -> 
             os._exit(code)
     _, status = os.waitpid(pid, 0)
     assert os.waitstatus_to_exitcode(status) == 0
+
+
+def test_an_assistant_prefill_is_not_part_of_the_template(server: ProviderServer) -> None:
+    """A prefill after a marked user question ends the stable part before that question: new questions
+    to the same template are no drift (they were, when the prefill kept the question in it)."""
+    reports: list[CacheReport] = []
+    client = sdk.wrap(
+        anthropic.Anthropic(base_url=server.url, api_key="k", max_retries=0), on_report=reports.append
+    )
+    system = [{"type": "text", "text": SYSTEM, "cache_control": {"type": "ephemeral"}}]
+    for q in ("What is the refund policy?", "Where is my parcel?", "Can I change the address?"):
+        question = {"type": "text", "text": q * 40, "cache_control": {"type": "ephemeral"}}
+        client.messages.create(
+            model=CLAUDE,
+            max_tokens=5,
+            system=system,
+            messages=[{"role": "user", "content": [question]}, {"role": "assistant", "content": "{"}],
+            prefixlint_template="faq",
+        )
+    assert server.requests[-1]["messages"][-1] == {"role": "assistant", "content": "{"}
+    assert [r.divergence for r in reports] == [None, None, None]
+    assert [r.verdict for r in reports] == [Verdict.EXPECTED_MISS, Verdict.HIT, Verdict.HIT]

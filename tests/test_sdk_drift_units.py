@@ -69,8 +69,9 @@ def test_the_stable_part_stops_before_the_last_user_turn() -> None:
     assert stable_end(_chat("first", "answer", parts)) == 3
 
 
-def test_tool_traffic_after_the_last_user_turn_stays_in_the_stable_part() -> None:
-    """Only a trailing user turn is cut: tool calls and results after the last user message are stable."""
+def test_what_follows_the_last_user_turn_is_cut_with_it() -> None:
+    """An assistant prefill, or tool calls and results, after the last user message are not stable."""
+    assert stable_end(_chat("first", "answer", "second", "prefill")) == 3
     call = {"id": "c1", "type": "function", "function": {"name": "lookup", "arguments": "{}"}}
     msgs = [
         {"role": "system", "content": SYSTEM},
@@ -79,8 +80,25 @@ def test_tool_traffic_after_the_last_user_turn_stays_in_the_stable_part() -> Non
         {"role": "tool", "tool_call_id": "c1", "content": "shipped on Monday"},
     ]
     pieces = pieces_from_request({"model": "gpt-4o", "messages": msgs}, "chat", CACHE)
-    assert pieces[-1].role == "tool" and pieces[-1].message_index == 3
-    assert stable_end(pieces) == len(pieces)
+    assert pieces[-1].role == "tool" and pieces[1].role == "user"
+    assert stable_end(pieces) == 1
+
+
+def test_the_sdk_and_the_audit_cut_the_stable_part_alike() -> None:
+    """The SDK's stable part ends where the audit's does (no volatile values here)."""
+    from prefixlint.audit.sessions import stable_end as audit_stable_end
+
+    requests = [
+        _chat("q"),
+        _chat("first", "answer", "second"),
+        _chat("first", "answer", "second", "prefill"),
+        _chat("first", [{"type": "text", "text": "x"}, {"type": "text", "text": "y"}], "q", "prefill"),
+        pieces_from_request(
+            {"model": "gpt-4o", "messages": [{"role": "system", "content": SYSTEM}]}, "chat", CACHE
+        ),
+    ]
+    for pieces in requests:
+        assert stable_end(pieces) == audit_stable_end(pieces)
 
 
 def test_without_a_user_turn_everything_is_stable() -> None:
