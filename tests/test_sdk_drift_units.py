@@ -112,6 +112,8 @@ def test_a_request_that_is_only_the_last_user_turn_has_no_stable_part() -> None:
     """Every piece of the only (user) message is cut off: the stable part is empty."""
     msgs = [{"role": "user", "content": [{"type": "text", "text": t} for t in "ab"]}]
     assert stable_end(pieces_from_request({"model": "gpt-4o", "messages": msgs}, "chat", CACHE)) == 0
+    one = [{"role": "user", "content": "q"}]
+    assert stable_end(pieces_from_request({"model": "gpt-4o", "messages": one}, "chat", CACHE)) == 0
 
 
 def test_the_stable_part_ends_at_the_first_volatile_piece() -> None:
