@@ -193,3 +193,24 @@ def test_breakpoints_follow_the_models_own_minimum(server: ProviderServer) -> No
     assert 1024 < reports[0].local_prompt_tokens < 4096
     assert "cache_control" in str(sonnet["system"]) and reports[0].breakpoints > 0
     assert "cache_control" not in str(haiku) and reports[1].breakpoints == 0
+
+
+def test_a_release_without_the_key_parameter_gets_it_in_extra_body(server: ProviderServer) -> None:
+    """When ``create`` takes no ``prompt_cache_key`` (older openai releases), the key travels in
+    ``extra_body``, next to the caller's own fields."""
+    client = openai.OpenAI(base_url=server.url + "/v1", api_key="k", max_retries=0)
+    current = client.chat.completions.create
+
+    def older_create(*, model: str, messages: list, extra_body: dict | None = None) -> object:
+        return current(model=model, messages=messages, extra_body=extra_body)
+
+    client.chat.completions.create = older_create  # type: ignore[method-assign]
+    client.chat.completions.parse = older_create  # type: ignore[method-assign]  # same release, same keywords
+    reports: list[CacheReport] = []
+    sdk.wrap(client, tenant="acme", on_report=reports.append)
+    client.chat.completions.create(model="gpt-4o", messages=_msgs("a"), extra_body={"seed": 3})
+    sent = server.requests[-1]
+    assert sent["seed"] == 3
+    assert (
+        sent["prompt_cache_key"] == reports[-1].cache_key and "prompt_cache_key: set" in reports[-1].changes
+    )
