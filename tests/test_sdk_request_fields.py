@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import logging
 
 import anthropic
 import openai
@@ -167,7 +168,9 @@ def test_a_cache_key_fn_sees_the_api_and_the_template(server: ProviderServer) ->
         return "k"
 
     client = sdk.wrap(
-        openai.OpenAI(base_url=server.url + "/v1", api_key="k", max_retries=0), cache_key_fn=key_fn
+        openai.OpenAI(base_url=server.url + "/v1", api_key="k", max_retries=0),
+        cache_key_fn=key_fn,
+        tenant="acme",
     )
     client.chat.completions.create(model="gpt-4o", messages=_msgs("a"), prefixlint_template="support-bot")
     client.responses.create(model="gpt-4o", instructions=SYSTEM, input="a")
@@ -175,7 +178,7 @@ def test_a_cache_key_fn_sees_the_api_and_the_template(server: ProviderServer) ->
         ("chat", "openai", "gpt-4o"),
         ("responses", "openai", "gpt-4o"),
     ]
-    assert seen[0].template == "support-bot"
+    assert seen[0].template == "support-bot" and seen[0].tenant == seen[1].tenant == "acme"
     assert "test_sdk_request_fields" in seen[1].template
 
 
@@ -195,9 +198,18 @@ def test_breakpoints_follow_the_models_own_minimum(server: ProviderServer) -> No
     assert "cache_control" not in str(haiku) and reports[1].breakpoints == 0
 
 
-def test_a_release_without_the_key_parameter_gets_it_in_extra_body(server: ProviderServer) -> None:
+@pytest.mark.parametrize("path", ["prepared", "after an internal error"])
+def test_a_release_without_the_key_parameter_gets_it_in_extra_body(
+    server: ProviderServer, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture, path: str
+) -> None:
     """When ``create`` takes no ``prompt_cache_key`` (older openai releases), the key travels in
-    ``extra_body``, next to the caller's own fields."""
+    ``extra_body``, next to the caller's own fields, also on the tenancy-only fallback path."""
+    if path != "prepared":
+
+        def broken(*args, **kwargs):
+            raise RuntimeError("simulated prefixlint bug")
+
+        monkeypatch.setattr("prefixlint.sdk.state.rewrite", broken)
     client = openai.OpenAI(base_url=server.url + "/v1", api_key="k", max_retries=0)
     current = client.chat.completions.create
 
@@ -210,7 +222,102 @@ def test_a_release_without_the_key_parameter_gets_it_in_extra_body(server: Provi
     sdk.wrap(client, tenant="acme", on_report=reports.append)
     client.chat.completions.create(model="gpt-4o", messages=_msgs("a"), extra_body={"seed": 3})
     sent = server.requests[-1]
-    assert sent["seed"] == 3
-    assert (
-        sent["prompt_cache_key"] == reports[-1].cache_key and "prompt_cache_key: set" in reports[-1].changes
+    assert sent["seed"] == 3 and sent["prompt_cache_key"]
+    if path == "prepared":
+        assert (
+            sent["prompt_cache_key"] == reports[-1].cache_key
+            and "prompt_cache_key: set" in reports[-1].changes
+        )
+    else:
+        assert reports == []
+        messages = [r.getMessage() for r in caplog.records if r.name == "prefixlint.sdk"]
+        assert "prefixlint: could not prepare the request; sending it with tenancy fields only" in messages
+
+
+def test_a_callers_key_keyword_is_the_only_key(server: ProviderServer) -> None:
+    """A ``prompt_cache_key`` the caller passes as a keyword is sent and reported; none is derived."""
+    reports: list[CacheReport] = []
+    client = sdk.wrap(
+        openai.OpenAI(base_url=server.url + "/v1", api_key="k", max_retries=0),
+        tenant="acme",
+        on_report=reports.append,
     )
+    client.chat.completions.create(model="gpt-4o", messages=_msgs("a"), prompt_cache_key="mine")
+    assert server.requests[-1]["prompt_cache_key"] == "mine" and reports[-1].cache_key == "mine"
+    assert "prompt_cache_key: set" not in reports[-1].changes
+
+
+def test_a_failing_cache_key_fn_sends_no_key_and_says_so(server: ProviderServer, caplog) -> None:
+    """An exception in ``cache_key_fn`` is logged; the request goes out without a key."""
+
+    def key_fn(info: sdk.RequestInfo) -> str:
+        raise ValueError("no session")
+
+    client = sdk.wrap(
+        openai.OpenAI(base_url=server.url + "/v1", api_key="k", max_retries=0),
+        cache_key_fn=key_fn,
+        tenant="acme",
+    )
+    with caplog.at_level(logging.ERROR, logger="prefixlint.sdk"):
+        client.chat.completions.create(model="gpt-4o", messages=_msgs("a"))
+    assert "prompt_cache_key" not in server.requests[-1]
+    [record] = [r for r in caplog.records if r.name == "prefixlint.sdk"]
+    assert record.getMessage() == "prefixlint: cache_key_fn failed; no prompt_cache_key set"
+    assert "no session" in caplog.text  # with the traceback
+
+
+def test_a_per_call_tenant_of_the_wrong_type_falls_back_to_the_wrapped_tenant(
+    server: ProviderServer, caplog
+) -> None:
+    """``prefixlint_tenant=42`` is logged and ignored: the request is keyed for the ``wrap`` tenant."""
+    reports: list[CacheReport] = []
+    client = sdk.wrap(
+        openai.OpenAI(base_url=server.url + "/v1", api_key="k", max_retries=0),
+        tenant="acme",
+        on_report=reports.append,
+    )
+    client.chat.completions.create(model="gpt-4o", messages=_msgs("a"))
+    with caplog.at_level(logging.ERROR, logger="prefixlint.sdk"):
+        client.chat.completions.create(model="gpt-4o", messages=_msgs("a"), prefixlint_tenant=42)
+    messages = [r.getMessage() for r in caplog.records if r.name == "prefixlint.sdk"]
+    assert messages == [
+        "prefixlint: prefixlint_tenant must be a str, got int; the per-call tenant is ignored"
+    ]
+    acme, fallback = server.requests
+    assert fallback["prompt_cache_key"] == acme["prompt_cache_key"]
+    assert reports[1].tenant_hash == reports[0].tenant_hash is not None
+
+
+def test_refusals_under_require_tenant_say_why(
+    server: ProviderServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With ``require_tenant`` a missing tenant and a failed preparation raise with their reason."""
+    client = sdk.wrap(
+        openai.OpenAI(base_url=server.url + "/v1", api_key="k", max_retries=0), require_tenant=True
+    )
+    with pytest.raises(
+        sdk.TenantRequiredError, match=r"^require_tenant=True and no tenant is set; the request"
+    ):
+        client.chat.completions.create(model="gpt-4o", messages=_msgs("a"))
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("simulated prefixlint bug")
+
+    monkeypatch.setattr("prefixlint.sdk.state.rewrite", broken)
+    with pytest.raises(sdk.PrepareError) as err:
+        client.chat.completions.create(model="gpt-4o", messages=_msgs("a"), prefixlint_tenant="acme")
+    assert str(err.value) == (
+        "prefixlint could not prepare the request (RuntimeError: simulated prefixlint bug); "
+        "with require_tenant=True nothing was sent"
+    )
+    assert server.requests == []
+
+
+def test_reports_carry_the_time_spent_preparing(server: ProviderServer) -> None:
+    """Each report says how long preparing its request took, in milliseconds."""
+    reports: list[CacheReport] = []
+    client = sdk.wrap(
+        openai.OpenAI(base_url=server.url + "/v1", api_key="k", max_retries=0), on_report=reports.append
+    )
+    client.chat.completions.create(model="gpt-4o", messages=_msgs("a"))
+    assert isinstance(reports[0].overhead_ms, float) and 0 < reports[0].overhead_ms < 10_000
