@@ -220,3 +220,18 @@ def test_the_default_watch_remembers_ten_thousand_keys() -> None:
     assert watch.check("k0", "template", b[:3], b) is not None  # still remembered
     watch.check("one more", "template", a[:3], a)
     assert watch.check("k1", "template", b[:3], b) is None  # forgotten
+
+
+def test_a_drift_names_the_newest_spelling_of_a_known_stable_part() -> None:
+    """The same text sent as a string and then as a text part agrees; a later drift from it names the
+    path as the newer request spelled it."""
+    watch = DriftWatch()
+    as_string = _chat("u1", "It ships on Monday.", "q")
+    as_part = _chat("u1", [{"type": "text", "text": "It ships on Monday."}], "q")
+    other_question = _chat("u9", "It ships on Monday.", "q")
+    drifted = _chat("u1", "It ships on Friday.", "q")
+    assert as_string[2].chain == as_part[2].chain and as_string[2].path != as_part[2].path
+    for pieces in (as_string, as_part, other_question):
+        assert watch.check("site", "site", pieces[:3], pieces) is None
+    d = watch.check("site", "site", drifted[:3], drifted)
+    assert d is not None and d.path == "messages[2].content" and d.previous_path == "messages[2].content[0]"
