@@ -302,3 +302,122 @@ def test_a_forked_child_accounts_with_its_own_worker(server: ProviderServer) -> 
             os._exit(code)
     _, status = os.waitpid(pid, 0)
     assert os.waitstatus_to_exitcode(status) == 0
+
+
+def test_an_assistant_prefill_is_not_part_of_the_template(server: ProviderServer) -> None:
+    """A prefill after a marked user question ends the stable part before that question: new questions
+    to the same template are no drift (they were, when the prefill kept the question in it)."""
+    reports: list[CacheReport] = []
+    client = sdk.wrap(
+        anthropic.Anthropic(base_url=server.url, api_key="k", max_retries=0), on_report=reports.append
+    )
+    system = [{"type": "text", "text": SYSTEM, "cache_control": {"type": "ephemeral"}}]
+    for q in ("What is the refund policy?", "Where is my parcel?", "Can I change the address?"):
+        question = {"type": "text", "text": q * 40, "cache_control": {"type": "ephemeral"}}
+        client.messages.create(
+            model=CLAUDE,
+            max_tokens=5,
+            system=system,
+            messages=[{"role": "user", "content": [question]}, {"role": "assistant", "content": "{"}],
+            prefixlint_template="faq",
+        )
+    assert server.requests[-1]["messages"][-1] == {"role": "assistant", "content": "{"}
+    assert [r.divergence for r in reports] == [None, None, None]
+    assert [r.verdict for r in reports] == [Verdict.EXPECTED_MISS, Verdict.HIT, Verdict.HIT]
+
+
+def _system_and(text: str, user: str = "q") -> list[dict[str, str]]:
+    return [{"role": "system", "content": SYSTEM + text}, {"role": "user", "content": user}]
+
+
+def test_templates_and_tenants_drift_apart(server: ProviderServer) -> None:
+    """Drift compares a request with its own template and tenant only: two templates, or two tenants of
+    one template, that alternate their prompts never drift; one template that changes does."""
+    reports: list[CacheReport] = []
+    client = _openai(server, reports)
+    for _ in range(2):
+        for name in ("alpha", "beta"):
+            client.chat.completions.create(
+                model="gpt-4o", messages=_system_and(name), prefixlint_template=name
+            )
+        for tenant in ("acme", "globex"):
+            client.chat.completions.create(
+                model="gpt-4o",
+                messages=_system_and(tenant),
+                prefixlint_template="shared",
+                prefixlint_tenant=tenant,
+            )
+    assert [r.divergence for r in reports] == [None] * 8
+    client.chat.completions.create(model="gpt-4o", messages=_system_and("gamma"), prefixlint_template="alpha")
+    assert reports[-1].verdict is Verdict.DRIFT
+
+
+def test_a_change_before_the_callers_breakpoint_is_template_drift(server: ProviderServer) -> None:
+    """With the caller's own ``cache_control`` after few-shot examples, the examples are part of the
+    template: changing one is drift, while the question after the breakpoint is free to change."""
+    reports: list[CacheReport] = []
+    client = sdk.wrap(
+        anthropic.Anthropic(base_url=server.url, api_key="k", max_retries=0), on_report=reports.append
+    )
+    for example, question in (("Monday", "a"), ("Monday", "b"), ("Friday", "c")):
+        shot = {
+            "type": "text",
+            "text": f"It ships on {example}. " * 30,
+            "cache_control": {"type": "ephemeral"},
+        }
+        client.messages.create(
+            model=CLAUDE,
+            max_tokens=5,
+            system=SYSTEM,
+            messages=[
+                {"role": "user", "content": "When does it ship?"},
+                {"role": "assistant", "content": [shot]},
+                {"role": "user", "content": question},
+            ],
+            prefixlint_template="faq",
+        )
+    assert [r.divergence is None for r in reports] == [True, True, False]
+    assert reports[2].divergence.path == "messages[1].content[0]"
+
+
+def test_predictions_are_per_model_and_per_cache_key(server: ProviderServer) -> None:
+    """A prefix cached for one model or under one ``prompt_cache_key`` is not predicted for another."""
+    reports: list[CacheReport] = []
+    client = _openai(server, reports)
+    for model, key in (("gpt-4o", "a"), ("gpt-4o", "a"), ("gpt-4o-mini", "a"), ("gpt-4o", "b")):
+        client.chat.completions.create(model=model, messages=_system_and(""), prompt_cache_key=key)
+    assert [r.cache_key for r in reports] == ["a", "a", "a", "b"]
+    assert reports[1].predicted_cached > 1000
+    assert reports[2].predicted_cached == 0 and reports[3].predicted_cached == 0
+
+
+def test_a_dry_run_predicts_what_was_sent_not_what_would_be(server: ProviderServer) -> None:
+    """A dry run sends the request unchanged (no breakpoints), and predicts and counts that request."""
+    reports: list[CacheReport] = []
+    client = sdk.wrap(
+        anthropic.Anthropic(base_url=server.url, api_key="k", max_retries=0),
+        on_report=reports.append,
+        dry_run=True,
+    )
+    for q in ("a", "b"):
+        client.messages.create(
+            model=CLAUDE, max_tokens=5, system=SYSTEM, messages=[{"role": "user", "content": q}]
+        )
+    assert "cache_control" not in str(server.requests)
+    assert any("breakpoint" in c for c in reports[1].changes)
+    assert reports[1].local_prompt_tokens > 1024 and reports[1].reported_cached == 0
+    assert reports[1].predicted_cached == 0 and reports[1].verdict is Verdict.EXPECTED_MISS
+
+
+def test_the_prediction_follows_the_request_with_its_volatile_values_moved(server: ProviderServer) -> None:
+    """A timestamp at the head of the system prompt is moved behind it, and the prediction is made
+    for the request as sent: the second request is a predicted hit."""
+    reports: list[CacheReport] = []
+    client = _openai(server, reports)
+    for day in ("Monday", "Tuesday"):
+        system = [{"type": "text", "text": sdk.volatile(f"Today is {day}")}, {"type": "text", "text": SYSTEM}]
+        client.chat.completions.create(
+            model="gpt-4o", messages=[{"role": "system", "content": system}, {"role": "user", "content": "q"}]
+        )
+    assert "Today" not in str(server.requests[1]["messages"][0])
+    assert reports[1].predicted_cached > 1000 and reports[1].verdict is Verdict.HIT

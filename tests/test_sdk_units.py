@@ -359,3 +359,61 @@ def test_breakpoint_choice_keeps_the_api_rules() -> None:
     assert choose(choice, rules, "1h") == [(1, "1h")]
     # one breakpoint allowed: the last candidate
     assert choose(pieces, replace(rules, max_breakpoints=1), "1h") == [(4, "5m")]
+
+
+def test_a_deepseek_base_url_selects_the_deepseek_provider() -> None:
+    """An OpenAI client pointed at DeepSeek is wrapped with DeepSeek's cache rules; other URLs are OpenAI."""
+    import openai
+
+    client = openai.OpenAI(base_url="https://api.deepseek.com/v1", api_key="k")
+    assert sdk.detect_provider(client) == "deepseek"
+    sdk.wrap(client)
+    assert client._prefixlint_state.spec.name == "deepseek"
+    assert sdk.detect_provider(openai.OpenAI(base_url="https://example.com/v1", api_key="k")) == "openai"
+
+
+def test_a_client_without_a_base_url_is_taken_for_openai() -> None:
+    """A client object with no ``base_url`` attribute falls back to OpenAI instead of failing."""
+
+    class Client:
+        pass
+
+    assert sdk.detect_provider(Client()) == "openai"
+
+
+def test_volatile_values_without_a_user_message_go_to_a_trailing_one() -> None:
+    """With no user message (or no message list at all) the values become a trailing user message."""
+    chat, changes = move_volatile(
+        {"messages": [{"role": "system", "content": ["static", sdk.volatile("t=1")]}]}, "chat", None
+    )
+    assert chat["messages"] == [
+        {"role": "system", "content": ["static"]},
+        {"role": "user", "content": [{"type": "text", "text": "Request context:\nt=1"}]},
+    ]
+    assert changes == [
+        "messages[0]: moved volatile value(s) to the end",
+        "messages: volatile values sent as a trailing message",
+    ]
+    resp, changes = move_volatile({"instructions": sdk.volatile("now")}, "responses", None)
+    assert resp == {
+        "input": [{"role": "user", "content": [{"type": "input_text", "text": "Request context:\nnow"}]}]
+    }
+    assert changes[0] == "instructions: moved volatile value(s) to the end"
+
+
+def test_volatile_values_join_the_last_user_message_not_a_later_one() -> None:
+    """The values are appended to the last *user* message even when an assistant message follows it;
+    a string content becomes a text part of the API's own type."""
+    body = {
+        "input": [
+            {"role": "system", "content": [{"type": "input_text", "text": sdk.volatile("t=1")}, "static"]},
+            {"role": "user", "content": "q"},
+            {"role": "assistant", "content": "a"},
+        ]
+    }
+    out, _ = move_volatile(body, "responses", None)
+    assert out["input"][2] == {"role": "assistant", "content": "a"}
+    assert out["input"][1]["content"] == [
+        {"type": "input_text", "text": "q"},
+        {"type": "input_text", "text": "Request context:\nt=1"},
+    ]

@@ -32,15 +32,19 @@ SITE_VARIANTS = 8
 
 
 def stable_end(pieces: list[Piece]) -> int:
-    """Number of leading pieces before the last user turn and before the first volatile piece."""
+    """Number of leading pieces before the last user turn and before the first volatile piece.
+
+    What follows the last user turn (an assistant prefill, tool calls and results) is cut with it, as
+    :func:`prefixlint.audit.sessions.stable_end` cuts it.
+    """
     end = len(pieces)
-    last_user = next(
-        (p.message_index for p in reversed(pieces) if p.role == "user" and p.section is Section.MESSAGES),
-        None,
-    )
-    if last_user is not None:
-        while end > 0 and pieces[end - 1].message_index == last_user:
-            end -= 1
+    for i in range(end - 1, -1, -1):
+        p = pieces[i]
+        if p.role == "user" and p.section is Section.MESSAGES:
+            end = i
+            while end > 0 and pieces[end - 1].message_index == p.message_index:
+                end -= 1
+            break
     flags = list(map(_STABLE, pieces[:end]))
     return flags.index(False) if False in flags else end
 
