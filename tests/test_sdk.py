@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import gc
+import inspect
 import logging
 
 import openai
@@ -599,3 +600,118 @@ def test_after_an_internal_error_the_request_keeps_its_tenant_key_as_derived(
     custom = _client(server, [], key="k2", tenant="acme", cache_key_fn=lambda info: "custom")
     custom.chat.completions.create(model="gpt-4o", messages=_msgs("d"))
     assert "prompt_cache_key" not in server.requests[-1]
+
+
+def test_clients_of_different_servers_do_not_share_predictions(server: ProviderServer) -> None:
+    """The same API key on another base URL is another cache: what one server cached is not
+    predicted on the other."""
+    other = ProviderServer().start()
+    try:
+        reports: list[CacheReport] = []
+        _client(server, reports).chat.completions.create(model="gpt-4o", messages=_msgs("a"))
+        there = sdk.wrap(
+            openai.OpenAI(base_url=other.url + "/v1", api_key="k1", max_retries=0), on_report=reports.append
+        )
+        there.chat.completions.create(model="gpt-4o", messages=_msgs("a"))
+    finally:
+        other.stop()
+    assert [(r.verdict, r.predicted_cached) for r in reports] == [(Verdict.EXPECTED_MISS, 0)] * 2
+
+
+def test_patched_methods_keep_the_originals_name_doc_and_signature(server: ProviderServer) -> None:
+    """Each patched method reads like the client's own (name, qualified name, docstring, signature,
+    ``__wrapped__``) and carries the wrapper's marker."""
+    client = openai.OpenAI(base_url=server.url + "/v1", api_key="k", max_retries=0)
+    resources = [
+        (client.chat.completions, "create"),
+        (client.chat.completions, "parse"),
+        (client.responses, "create"),
+    ]
+    originals = [getattr(resource, name) for resource, name in resources]
+    sdk.wrap(client)
+    for (resource, name), orig in zip(resources, originals, strict=True):
+        patched = resource.__dict__[name]
+        assert (patched.__name__, patched.__qualname__, patched.__doc__) == (
+            orig.__name__,
+            orig.__qualname__,
+            orig.__doc__,
+        )
+        assert patched.__wrapped__ == orig and patched._prefixlint is True
+        assert inspect.signature(patched) == inspect.signature(orig)
+    assert client.chat.completions.parse.__doc__  # one that has a docstring keeps it
+
+
+def test_raw_helpers_built_before_wrapping_go_through_the_wrapper(server: ProviderServer) -> None:
+    """``with_raw_response`` read before ``wrap`` (and cached by the client) is rebuilt from the
+    patched method: its calls are accounted."""
+    reports: list[CacheReport] = []
+    client = openai.OpenAI(base_url=server.url + "/v1", api_key="k", max_retries=0)
+    assert client.chat.completions.with_raw_response is client.chat.completions.with_raw_response  # cached
+    sdk.wrap(client, on_report=reports.append)
+    client.chat.completions.with_raw_response.create(model="gpt-4o", messages=_msgs("a"))
+    assert len(reports) == 1
+
+
+def test_wrapping_again_applies_the_new_alarm_settings(server: ProviderServer) -> None:
+    """A second ``wrap`` with a hit-rate threshold and window: the low hit rate of a full window of
+    the new size raises the alarm."""
+    alarms: list[tuple[str, str, float]] = []
+    client = _client(server, [])
+    sdk.wrap(client, hit_rate_threshold=0.5, hit_rate_window=2, on_low_hit_rate=lambda *a: alarms.append(a))
+    server.mode = "under"
+    for user in ("a", "b"):
+        client.chat.completions.create(model="gpt-4o", messages=_msgs(user))
+    assert [kind for kind, _, rate in alarms if rate == 0.0] == ["tenant", "template"]
+
+
+class _Completions:
+    """A chat resource of a client-like object: an async ``create`` (its class name says nothing)."""
+
+    def __init__(self, inner: openai.AsyncOpenAI) -> None:
+        self.inner = inner
+
+    async def create(self, **kwargs):  # type: ignore[no-untyped-def]
+        return await self.inner.chat.completions.create(**kwargs)
+
+
+class _Responses:
+    def __init__(self, inner: openai.AsyncOpenAI) -> None:
+        self.inner = inner
+
+    async def create(self, **kwargs):  # type: ignore[no-untyped-def]
+        return await self.inner.responses.create(**kwargs)
+
+
+class _Shim:
+    """An openai-shaped client (no ``chat.completions.parse``, as in older releases)."""
+
+    def __init__(self, inner: openai.AsyncOpenAI) -> None:
+        self.base_url = inner.base_url
+        self.api_key = inner.api_key
+        self.chat = type("Chat", (), {})()
+        self.chat.completions = _Completions(inner)
+        self.responses = _Responses(inner)
+
+
+def test_a_client_like_object_is_wrapped_by_what_its_methods_are(server: ProviderServer) -> None:
+    """A missing method is skipped, not fatal, and the methods after it are still wrapped; an
+    ``async def`` method is awaited for its usage whatever its class is called. An object with no
+    resource to wrap is refused, by name."""
+    reports: list[CacheReport] = []
+    inner = openai.AsyncOpenAI(base_url=server.url + "/v1", api_key="k", max_retries=0)
+    shim = sdk.wrap(_Shim(inner), on_report=reports.append)
+
+    async def main() -> None:
+        await shim.chat.completions.create(model="gpt-4o", messages=_msgs("a"))
+        await shim.responses.create(model="gpt-4o", instructions=SYSTEM, input="b")
+        await inner.close()
+
+    asyncio.run(main())
+    assert [r.api for r in reports] == ["chat", "responses"]
+    assert all(r.reported_cached is not None and r.prompt_tokens for r in reports)
+
+    class Bare:
+        pass
+
+    with pytest.raises(sdk.SdkConfigError, match=r"^Bare has no chat, responses or messages resource"):
+        sdk.wrap(Bare())
