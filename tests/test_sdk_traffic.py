@@ -500,3 +500,21 @@ def test_volatile_blocks_never_get_breakpoints(server: ProviderServer) -> None:
     user = sent["messages"][-1]["content"]
     assert "12:00:01" in user[-1]["text"] and "cache_control" not in user[-1]  # the moved volatile block
     assert user[0].get("cache_control") == {"type": "ephemeral"}  # the last stable block
+
+
+def test_the_keys_without_a_secret_notice_is_given_once_and_only_where_it_applies(
+    server: ProviderServer, caplog, monkeypatch
+) -> None:
+    """No notice with a secret, with ``cache_key_fn`` (the caller's keys), or for a provider that
+    takes no ``prompt_cache_key``; otherwise one per process, naming the setting that silences it."""
+    monkeypatch.delenv(sdk.SALT_SECRET_ENV, raising=False)
+    monkeypatch.setattr(sys.modules["prefixlint.sdk.wrap"], "_WARNED", set())
+    with caplog.at_level(logging.INFO, logger="prefixlint.sdk"):
+        _openai(server, [], salt_secret=SECRET)
+        _openai(server, [], cache_key_fn=lambda info: "mine")
+        _anthropic(server, [])
+        assert "without a secret" not in caplog.text
+        _openai(server, [])
+        _openai(server, [], key="k2")
+    notices = [r.getMessage() for r in caplog.records if "without a secret" in r.getMessage()]
+    assert len(notices) == 1 and sdk.SALT_SECRET_ENV in notices[0]
