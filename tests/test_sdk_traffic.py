@@ -370,6 +370,46 @@ def test_a_per_call_tenant_of_the_wrong_type_fails_closed(server: ProviderServer
     assert server.requests == []
 
 
+def test_a_per_call_tenant_of_the_wrong_type_is_logged_and_the_wrap_tenant_used(
+    server: ProviderServer, caplog
+) -> None:
+    """Without ``require_tenant``: the request goes with the ``wrap`` tenant's key, the error is logged
+    with its reason, and the call is still accounted (with the time prefixlint took)."""
+    reports: list[CacheReport] = []
+    client = _openai(server, reports, tenant="acme")
+    client.chat.completions.create(model="gpt-4o", messages=_msgs("a"))
+    with caplog.at_level(logging.ERROR, logger="prefixlint.sdk"):
+        client.chat.completions.create(model="gpt-4o", messages=_msgs("a"), prefixlint_tenant=123)
+    first, second = server.requests
+    assert second["prompt_cache_key"] == first["prompt_cache_key"]
+    assert [r.getMessage() for r in caplog.records] == [
+        "prefixlint: prefixlint_tenant must be a str, got int; the per-call tenant is ignored"
+    ]
+    assert len(reports) == 2 and reports[1].tenant_hash == reports[0].tenant_hash
+    assert all(isinstance(r.overhead_ms, float) and r.overhead_ms > 0 for r in reports)
+
+
+def test_require_tenant_errors_say_what_happened(server: ProviderServer, monkeypatch) -> None:
+    """The two fail-closed errors name the cause (the exception type of an internal error) and that
+    nothing was sent."""
+    strict = _openai(server, [], require_tenant=True)
+    with pytest.raises(sdk.TenantRequiredError) as missing:
+        strict.chat.completions.create(model="gpt-4o", messages=_msgs("a"))
+    assert str(missing.value) == "require_tenant=True and no tenant is set; the request was not sent"
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("simulated prefixlint bug")
+
+    monkeypatch.setattr("prefixlint.sdk.state.rewrite", broken)
+    with pytest.raises(sdk.PrepareError) as failed:
+        strict.chat.completions.create(model="gpt-4o", messages=_msgs("a"), prefixlint_tenant="acme")
+    assert str(failed.value) == (
+        "prefixlint could not prepare the request (RuntimeError: simulated prefixlint bug); "
+        "with require_tenant=True nothing was sent"
+    )
+    assert server.requests == []
+
+
 # -- 7. copies of a wrapped client ----------------------------------------------------------------------
 @pytest.mark.parametrize("how", ["with_options", "copy"])
 def test_copies_of_a_wrapped_client_are_wrapped_alike(server: ProviderServer, how: str) -> None:
