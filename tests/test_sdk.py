@@ -715,3 +715,41 @@ def test_a_client_like_object_is_wrapped_by_what_its_methods_are(server: Provide
 
     with pytest.raises(sdk.SdkConfigError, match=r"^Bare has no chat, responses or messages resource"):
         sdk.wrap(Bare())
+
+
+def test_a_callers_own_prompt_cache_key_is_kept(server: ProviderServer) -> None:
+    """A key the caller set, as a keyword or in ``extra_body``, is sent as given: no tenant key
+    replaces it or is added next to it."""
+    reports: list[CacheReport] = []
+    client = _client(server, reports, tenant="acme")
+    client.chat.completions.create(model="gpt-4o", messages=_msgs("a"), prompt_cache_key="mine")
+    client.chat.completions.create(
+        model="gpt-4o", messages=_msgs("a"), extra_body={"prompt_cache_key": "too"}
+    )
+    assert [b["prompt_cache_key"] for b in server.requests] == ["mine", "too"]
+    assert [r.cache_key for r in reports] == ["mine", "too"]
+    assert not any("prompt_cache_key: set" in r.changes for r in reports)
+
+
+def test_cache_key_fn_sees_the_request_as_prefixlint_does(server: ProviderServer) -> None:
+    """``cache_key_fn`` gets the provider, model, API, tenant, template and conversation."""
+    seen: list[sdk.RequestInfo] = []
+    client = _client(server, [], tenant="acme", cache_key_fn=lambda info: seen.append(info) or "k")
+    client.responses.create(model="gpt-4o", instructions=SYSTEM, input="x", prefixlint_template="faq")
+    info = seen[0]
+    assert (info.provider, info.model, info.api, info.tenant) == ("openai", "gpt-4o", "responses", "acme")
+    assert (info.template, info.conversation) == ("faq", None)
+
+
+def test_the_messages_api_never_gets_a_prompt_cache_key(server: ProviderServer) -> None:
+    """Even under a provider whose rules take ``prompt_cache_key``, an Anthropic messages request is
+    sent without one."""
+    import anthropic
+
+    client = sdk.wrap(
+        anthropic.Anthropic(base_url=server.url, api_key="k", max_retries=0), provider="openai", tenant="acme"
+    )
+    client.messages.create(
+        model="gpt-4o", max_tokens=5, system=SYSTEM, messages=[{"role": "user", "content": "a"}]
+    )
+    assert "prompt_cache_key" not in server.requests[-1]
