@@ -753,3 +753,15 @@ def test_the_messages_api_never_gets_a_prompt_cache_key(server: ProviderServer) 
         model="gpt-4o", max_tokens=5, system=SYSTEM, messages=[{"role": "user", "content": "a"}]
     )
     assert "prompt_cache_key" not in server.requests[-1]
+
+
+def test_responses_system_input_messages_make_the_prefix_hash(server: ProviderServer) -> None:
+    """A Responses request whose static head is a developer message in ``input``: another head,
+    another prefix hash (and tenant key)."""
+    reports: list[CacheReport] = []
+    client = _client(server, reports, tenant="acme")
+    for system in (SYSTEM, "Other rules. " + SYSTEM):
+        msgs = [{"role": "developer", "content": system}, {"role": "user", "content": "q"}]
+        client.responses.create(model="gpt-4o", input=msgs)
+    assert reports[0].prefix_hash and reports[0].prefix_hash != reports[1].prefix_hash
+    assert server.requests[0]["prompt_cache_key"] != server.requests[1]["prompt_cache_key"]
