@@ -765,3 +765,42 @@ def test_responses_system_input_messages_make_the_prefix_hash(server: ProviderSe
         client.responses.create(model="gpt-4o", input=msgs)
     assert reports[0].prefix_hash and reports[0].prefix_hash != reports[1].prefix_hash
     assert server.requests[0]["prompt_cache_key"] != server.requests[1]["prompt_cache_key"]
+
+
+def test_a_new_head_is_not_counted_and_without_verification_nothing_is_predicted(
+    server: ProviderServer,
+) -> None:
+    """A head new to the process is reported uncounted (nothing of it can be cached yet). With
+    ``verify=False`` every request is counted here, and no prediction or drift is made."""
+    reports: list[CacheReport] = []
+    _client(server, reports).chat.completions.create(model="gpt-4o", messages=_msgs("a"))
+    assert not reports[0].counted and reports[0].local_prompt_tokens == 0
+    off = _client(server, reports, key="k2", verify=False)
+    for tail in ("Version 1.", "Version 2."):
+        off.chat.completions.create(model="gpt-4o", messages=_msgs("a", "Other. " + SYSTEM + tail))
+    assert all(r.counted and r.local_prompt_tokens > 1024 for r in reports[1:])
+    assert [r.divergence for r in reports[1:]] == [None, None]
+
+
+def test_drift_compares_the_requests_of_one_template(server: ProviderServer) -> None:
+    """Two templates with different tails are not drift of each other; a changed tail within one is."""
+    reports: list[CacheReport] = []
+    client = _client(server, reports)
+    for template, tail in (("a", "Tail A."), ("b", "Tail B."), ("a", "Tail A."), ("a", "Tail A2.")):
+        client.chat.completions.create(
+            model="gpt-4o", messages=_msgs("q", SYSTEM + tail), prefixlint_template=template
+        )
+    assert [r.divergence is not None for r in reports] == [False, False, False, True]
+
+
+def test_an_extended_retention_is_predicted_past_the_default_ttl(server: ProviderServer) -> None:
+    """``prompt_cache_retention="24h"``: two hours later (past the 10-minute default) the prefix is
+    still predicted cached."""
+    now = [1_000_000.0]
+    reports: list[CacheReport] = []
+    client = _client(server, reports, clock=lambda: now[0])
+    for user in ("a", "b"):
+        client.chat.completions.create(model="gpt-4o", messages=_msgs(user), prompt_cache_retention="24h")
+        now[0] += 2 * 3600
+    assert [r.verdict for r in reports] == [Verdict.EXPECTED_MISS, Verdict.HIT]
+    assert reports[1].predicted_cached > 1024
