@@ -777,7 +777,9 @@ def test_a_new_head_is_not_counted_and_without_verification_nothing_is_predicted
     assert not reports[0].counted and reports[0].local_prompt_tokens == 0
     off = _client(server, reports, key="k2", verify=False)
     for tail in ("Version 1.", "Version 2."):
-        off.chat.completions.create(model="gpt-4o", messages=_msgs("a", "Other. " + SYSTEM + tail))
+        off.chat.completions.create(
+            model="gpt-4o", messages=_msgs("a", "Other. " + SYSTEM + tail), prefixlint_template="t"
+        )
     assert all(r.counted and r.local_prompt_tokens > 1024 for r in reports[1:])
     assert [r.divergence for r in reports[1:]] == [None, None]
 
@@ -804,3 +806,16 @@ def test_an_extended_retention_is_predicted_past_the_default_ttl(server: Provide
         now[0] += 2 * 3600
     assert [r.verdict for r in reports] == [Verdict.EXPECTED_MISS, Verdict.HIT]
     assert reports[1].predicted_cached > 1024
+
+
+def test_the_routing_rate_counts_one_organisation(server: ProviderServer) -> None:
+    """Requests of another API key (another organisation) do not add to a key's routing rate."""
+    reports: list[CacheReport] = []
+    one, two = _client(server, reports, key="k1"), _client(server, reports, key="k2")
+    for i in range(8):
+        one.chat.completions.create(model="gpt-4o", messages=_msgs(f"q{i}"))
+        two.chat.completions.create(model="gpt-4o", messages=_msgs(f"q{i}"))
+    server.mode = "under"
+    two.chat.completions.create(model="gpt-4o", messages=_msgs("last"))
+    assert reports[-1].verdict is Verdict.UNEXPECTED_MISS
+    assert not any(c.startswith("routing overflow") for c in reports[-1].causes)
