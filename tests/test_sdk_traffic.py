@@ -558,3 +558,23 @@ def test_the_keys_without_a_secret_notice_is_given_once_and_only_where_it_applie
         _openai(server, [], key="k2")
     notices = [r.getMessage() for r in caplog.records if "without a secret" in r.getMessage()]
     assert len(notices) == 1 and sdk.SALT_SECRET_ENV in notices[0]
+
+
+def test_cache_salt_the_callers_own_kept_others_added_and_reported(server: ProviderServer) -> None:
+    """A salt-based backend: the caller's own ``cache_salt`` is sent as given (and counts as salted);
+    other ``extra_body`` fields get the tenant's salt next to them, reported as a change. A provider
+    without ``cache_salt`` is never salted."""
+    server.salt_mode = True
+    reports: list[CacheReport] = []
+    client = _openai(server, reports, provider="vllm", salt_secret=SECRET, tenant="acme")
+    client.chat.completions.create(model="llama", messages=_msgs("a"), extra_body={"cache_salt": "mine"})
+    client.chat.completions.create(model="llama", messages=_msgs("a"), extra_body={"seed": 3})
+    own, added = server.requests
+    assert own["cache_salt"] == "mine" and len(added["cache_salt"]) == 43 and added["seed"] == 3
+    assert [r.salted for r in reports] == [True, True]
+    assert "extra_body.cache_salt: set" not in reports[0].changes
+    assert "extra_body.cache_salt: set" in reports[1].changes
+    _openai(server, reports, key="k2", tenant="acme", salt_secret=SECRET).chat.completions.create(
+        model="gpt-4o", messages=_msgs("a")
+    )
+    assert not reports[2].salted and "cache_salt" not in server.requests[2]
