@@ -819,3 +819,43 @@ def test_the_routing_rate_counts_one_organisation(server: ProviderServer) -> Non
     two.chat.completions.create(model="gpt-4o", messages=_msgs("last"))
     assert reports[-1].verdict is Verdict.UNEXPECTED_MISS
     assert not any(c.startswith("routing overflow") for c in reports[-1].causes)
+
+
+def test_copies_keep_the_arguments_and_read_like_the_clients_own(server: ProviderServer) -> None:
+    """``copy``/``with_options`` of a wrapped client get the caller's arguments (positional ones too,
+    which the client refuses) and keep the client's docstring and ``__wrapped__``."""
+    client = _client(server, [])
+    for name in ("copy", "with_options"):
+        patched = getattr(client, name)
+        orig = getattr(type(client), name).__get__(client)
+        assert patched.__doc__ == orig.__doc__ and patched.__doc__ and patched.__wrapped__ == orig
+        assert patched(timeout=12.5).timeout == 12.5
+        with pytest.raises(TypeError):
+            patched(12.5)
+
+
+class _OldCompletions:
+    """A chat resource whose ``create`` takes no ``prompt_cache_key`` keyword (older openai releases)."""
+
+    def __init__(self, inner: openai.OpenAI) -> None:
+        self.inner = inner
+
+    def create(self, *, model: str, messages: list, extra_body: dict | None = None):  # type: ignore[no-untyped-def]
+        return self.inner.chat.completions.create(model=model, messages=messages, extra_body=extra_body)
+
+
+class _OldClient:
+    def __init__(self, inner: openai.OpenAI) -> None:
+        self.base_url, self.api_key = inner.base_url, inner.api_key
+        self.chat = type("Chat", (), {})()
+        self.chat.completions = _OldCompletions(inner)
+
+
+def test_a_method_without_the_key_keyword_gets_it_in_extra_body(server: ProviderServer) -> None:
+    """The tenant key goes in ``extra_body`` when the method takes no ``prompt_cache_key`` keyword,
+    next to the caller's own ``extra_body`` fields."""
+    inner = openai.OpenAI(base_url=server.url + "/v1", api_key="k", max_retries=0)
+    old = sdk.wrap(_OldClient(inner), tenant="acme")
+    old.chat.completions.create(model="gpt-4o", messages=_msgs("a"), extra_body={"seed": 3})
+    sent = server.requests[-1]
+    assert sent["seed"] == 3 and sent["prompt_cache_key"].startswith("pfx-")
