@@ -859,3 +859,23 @@ def test_a_method_without_the_key_keyword_gets_it_in_extra_body(server: Provider
     old.chat.completions.create(model="gpt-4o", messages=_msgs("a"), extra_body={"seed": 3})
     sent = server.requests[-1]
     assert sent["seed"] == 3 and sent["prompt_cache_key"].startswith("pfx-")
+
+
+def test_each_model_is_counted_with_its_own_tokenizer_and_rules(server: ProviderServer) -> None:
+    """One client, two models: gpt-4 is counted with cl100k (as the server counts), not with gpt-4o's
+    o200k; and a model's own rules hold (gpt-5.5 keeps its prefix for a day, at its own price)."""
+    now = [1_000_000.0]
+    reports: list[CacheReport] = []
+    client = _client(server, reports, clock=lambda: now[0])
+    text = "Die Größenordnung der Überprüfung 12345 ñandú, 東京. " * 60  # the encodings differ here
+    for model in ("gpt-4o", "gpt-4o", "gpt-4"):
+        client.chat.completions.create(model=model, messages=_msgs("a", text))
+    o200k, cl100k = reports[1], reports[2]
+    assert o200k.local_prompt_tokens != cl100k.local_prompt_tokens
+    assert abs(cl100k.local_prompt_tokens - cl100k.prompt_tokens) <= cl100k.prompt_tokens // 50
+    for user in ("b", "c"):
+        client.chat.completions.create(model="gpt-5.5", messages=_msgs(user))
+        now[0] += 2 * 3600  # past the 10-minute default, within gpt-5.5's day
+    last = reports[-1]
+    assert last.verdict is Verdict.HIT
+    assert last.usd_saved == pytest.approx(last.reported_cached * (1.75 - 0.175) / 1e6)  # gpt-5.5's price
