@@ -879,3 +879,24 @@ def test_each_model_is_counted_with_its_own_tokenizer_and_rules(server: Provider
     last = reports[-1]
     assert last.verdict is Verdict.HIT
     assert last.usd_saved == pytest.approx(last.reported_cached * (1.75 - 0.175) / 1e6)  # gpt-5.5's price
+
+
+@pytest.mark.parametrize(
+    "option", ["sort_keys", "sort_tools", "normalize_newlines", "strip_trailing_whitespace", "unicode_nfc"]
+)
+def test_each_canonicalization_option_works_on_its_own(server: ProviderServer, option: str) -> None:
+    """Any one canonicalization option, set alone, has its effect on what is sent."""
+    zeta = {"type": "function", "function": {"parameters": {"type": "object"}, "name": "zeta"}}
+    alpha = {"type": "function", "function": {"name": "alpha", "parameters": {"type": "object"}}}
+    reports: list[CacheReport] = []
+    client = _client(server, reports, **{option: True})
+    client.chat.completions.create(model="gpt-4o", messages=_msgs("Cafe\u0301  \r\nb"), tools=[zeta, alpha])
+    sent = server.requests[-1]
+    changed = {
+        "sort_keys": list(sent["tools"][0]["function"]) == ["name", "parameters"],
+        "sort_tools": sent["tools"][0]["function"]["name"] == "alpha",
+        "normalize_newlines": "\r" not in sent["messages"][1]["content"],
+        "strip_trailing_whitespace": "  \r\n" not in sent["messages"][1]["content"],
+        "unicode_nfc": sent["messages"][1]["content"].startswith("Caf\u00e9"),
+    }
+    assert changed[option] and reports[0].changes
