@@ -1,4 +1,4 @@
-"""How an async call waits for its send-side accounting, over a real AsyncOpenAI client and HTTP.
+"""How a call waits for its send-side accounting, over real openai clients (async and sync) and HTTP.
 
 The worker is held busy by a job of the test's own, so the request's send-side job waits behind it;
 the tests then watch whether the event loop keeps running, and when the call returns.
@@ -16,7 +16,7 @@ import pytest
 from sdk_server import ProviderServer
 
 import prefixlint.sdk as sdk
-from prefixlint.sdk import CacheReport, worker
+from prefixlint.sdk import CacheReport, Verdict, worker
 from prefixlint.sdk.worker import WORKER
 
 SYSTEM = "You are a careful assistant. " + " ".join(f"rule{i}" for i in range(900))
@@ -149,3 +149,35 @@ def test_an_async_call_waits_at_most_wait_s_for_a_stuck_worker(
     assert len(reports) == 2
     held.gate.set()  # the worker runs the request's send-side job after all, and goes on
     assert sdk.flush(client, timeout=3.0), "the worker died on the job that the timed-out wait cancelled"
+
+
+def _sync_client(server: ProviderServer, reports: list[CacheReport]) -> openai.OpenAI:
+    return sdk.wrap(
+        openai.OpenAI(base_url=server.url + "/v1", api_key="k1", max_retries=0), on_report=reports.append
+    )
+
+
+def test_an_inline_report_waits_for_its_send_side_job(server: ProviderServer, blocker) -> None:
+    """A sync call behind a busy worker: its report waits until the request's prediction is made,
+    so a repeated prompt is an expected hit, not an unexpected one."""
+    reports: list[CacheReport] = []
+    client = _sync_client(server, reports)
+    msgs = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": "a"}]
+    client.chat.completions.create(model="gpt-4o", messages=msgs)
+    blocker(0.5)  # frees the worker by itself, well within WAIT_S
+    client.chat.completions.create(model="gpt-4o", messages=msgs)
+    assert reports[1].verdict is Verdict.HIT and reports[1].predicted_cached > 1024
+
+
+def test_an_inline_report_waits_at_most_wait_s_for_a_stuck_worker(
+    server: ProviderServer, blocker, monkeypatch
+) -> None:
+    """A sync call behind a worker stuck past WAIT_S returns once the wait ran out, with its report."""
+    monkeypatch.setattr(worker, "WAIT_S", 0.2)
+    reports: list[CacheReport] = []
+    client = _sync_client(server, reports)
+    held = blocker(2.5)
+    t0 = time.monotonic()
+    client.chat.completions.create(model="gpt-4o", messages=[{"role": "user", "content": "a"}])
+    assert time.monotonic() - t0 < 2.0 and not held.finished.is_set()
+    assert len(reports) == 1
