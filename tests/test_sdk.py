@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import gc
+import inspect
 import logging
 
 import openai
@@ -599,3 +600,303 @@ def test_after_an_internal_error_the_request_keeps_its_tenant_key_as_derived(
     custom = _client(server, [], key="k2", tenant="acme", cache_key_fn=lambda info: "custom")
     custom.chat.completions.create(model="gpt-4o", messages=_msgs("d"))
     assert "prompt_cache_key" not in server.requests[-1]
+
+
+def test_clients_of_different_servers_do_not_share_predictions(server: ProviderServer) -> None:
+    """The same API key on another base URL is another cache: what one server cached is not
+    predicted on the other."""
+    other = ProviderServer().start()
+    try:
+        reports: list[CacheReport] = []
+        _client(server, reports).chat.completions.create(model="gpt-4o", messages=_msgs("a"))
+        there = sdk.wrap(
+            openai.OpenAI(base_url=other.url + "/v1", api_key="k1", max_retries=0), on_report=reports.append
+        )
+        there.chat.completions.create(model="gpt-4o", messages=_msgs("a"))
+    finally:
+        other.stop()
+    assert [(r.verdict, r.predicted_cached) for r in reports] == [(Verdict.EXPECTED_MISS, 0)] * 2
+
+
+def test_patched_methods_keep_the_originals_name_doc_and_signature(server: ProviderServer) -> None:
+    """Each patched method reads like the client's own (name, qualified name, docstring, signature,
+    ``__wrapped__``) and carries the wrapper's marker."""
+    client = openai.OpenAI(base_url=server.url + "/v1", api_key="k", max_retries=0)
+    resources = [
+        (client.chat.completions, "create"),
+        (client.chat.completions, "parse"),
+        (client.responses, "create"),
+    ]
+    originals = [getattr(resource, name) for resource, name in resources]
+    sdk.wrap(client)
+    for (resource, name), orig in zip(resources, originals, strict=True):
+        patched = resource.__dict__[name]
+        assert (patched.__name__, patched.__qualname__, patched.__doc__) == (
+            orig.__name__,
+            orig.__qualname__,
+            orig.__doc__,
+        )
+        assert patched.__wrapped__ == orig and patched._prefixlint is True
+        assert inspect.signature(patched) == inspect.signature(orig)
+    assert client.chat.completions.parse.__doc__  # one that has a docstring keeps it
+
+
+def test_raw_helpers_built_before_wrapping_go_through_the_wrapper(server: ProviderServer) -> None:
+    """``with_raw_response`` read before ``wrap`` (and cached by the client) is rebuilt from the
+    patched method: its calls are accounted."""
+    reports: list[CacheReport] = []
+    client = openai.OpenAI(base_url=server.url + "/v1", api_key="k", max_retries=0)
+    assert client.chat.completions.with_raw_response is client.chat.completions.with_raw_response  # cached
+    sdk.wrap(client, on_report=reports.append)
+    client.chat.completions.with_raw_response.create(model="gpt-4o", messages=_msgs("a"))
+    assert len(reports) == 1
+
+
+def test_wrapping_again_applies_the_new_alarm_settings(server: ProviderServer) -> None:
+    """A second ``wrap`` with a hit-rate threshold and window: the low hit rate of a full window of
+    the new size raises the alarm."""
+    alarms: list[tuple[str, str, float]] = []
+    client = _client(server, [])
+    sdk.wrap(client, hit_rate_threshold=0.5, hit_rate_window=2, on_low_hit_rate=lambda *a: alarms.append(a))
+    server.mode = "under"
+    for user in ("a", "b"):
+        client.chat.completions.create(model="gpt-4o", messages=_msgs(user))
+    assert [kind for kind, _, rate in alarms if rate == 0.0] == ["tenant", "template"]
+
+
+class _Completions:
+    """A chat resource of a client-like object: an async ``create`` (its class name says nothing)."""
+
+    def __init__(self, inner: openai.AsyncOpenAI) -> None:
+        self.inner = inner
+
+    async def create(self, **kwargs):  # type: ignore[no-untyped-def]
+        return await self.inner.chat.completions.create(**kwargs)
+
+
+class _Responses:
+    def __init__(self, inner: openai.AsyncOpenAI) -> None:
+        self.inner = inner
+
+    async def create(self, **kwargs):  # type: ignore[no-untyped-def]
+        return await self.inner.responses.create(**kwargs)
+
+
+class _Shim:
+    """An openai-shaped client (no ``chat.completions.parse``, as in older releases)."""
+
+    def __init__(self, inner: openai.AsyncOpenAI) -> None:
+        self.base_url = inner.base_url
+        self.api_key = inner.api_key
+        self.chat = type("Chat", (), {})()
+        self.chat.completions = _Completions(inner)
+        self.responses = _Responses(inner)
+
+
+def test_a_client_like_object_is_wrapped_by_what_its_methods_are(server: ProviderServer) -> None:
+    """A missing method is skipped, not fatal, and the methods after it are still wrapped; an
+    ``async def`` method is awaited for its usage whatever its class is called. An object with no
+    resource to wrap is refused, by name."""
+    reports: list[CacheReport] = []
+    inner = openai.AsyncOpenAI(base_url=server.url + "/v1", api_key="k", max_retries=0)
+    shim = sdk.wrap(_Shim(inner), on_report=reports.append)
+
+    async def main() -> None:
+        await shim.chat.completions.create(model="gpt-4o", messages=_msgs("a"))
+        await shim.responses.create(model="gpt-4o", instructions=SYSTEM, input="b")
+        await inner.close()
+
+    asyncio.run(main())
+    assert [r.api for r in reports] == ["chat", "responses"]
+    assert all(r.reported_cached is not None and r.prompt_tokens for r in reports)
+
+    class Bare:
+        pass
+
+    with pytest.raises(sdk.SdkConfigError, match=r"^Bare has no chat, responses or messages resource"):
+        sdk.wrap(Bare())
+
+
+def test_a_callers_own_prompt_cache_key_is_kept(server: ProviderServer) -> None:
+    """A key the caller set, as a keyword or in ``extra_body``, is sent as given: no tenant key
+    replaces it or is added next to it."""
+    reports: list[CacheReport] = []
+    client = _client(server, reports, tenant="acme")
+    client.chat.completions.create(model="gpt-4o", messages=_msgs("a"), prompt_cache_key="mine")
+    client.chat.completions.create(
+        model="gpt-4o", messages=_msgs("a"), extra_body={"prompt_cache_key": "too"}
+    )
+    assert [b["prompt_cache_key"] for b in server.requests] == ["mine", "too"]
+    assert [r.cache_key for r in reports] == ["mine", "too"]
+    assert not any("prompt_cache_key: set" in r.changes for r in reports)
+
+
+def test_cache_key_fn_sees_the_request_as_prefixlint_does(server: ProviderServer) -> None:
+    """``cache_key_fn`` gets the provider, model, API, tenant, template and conversation."""
+    seen: list[sdk.RequestInfo] = []
+    client = _client(server, [], tenant="acme", cache_key_fn=lambda info: seen.append(info) or "k")
+    client.responses.create(model="gpt-4o", instructions=SYSTEM, input="x", prefixlint_template="faq")
+    info = seen[0]
+    assert (info.provider, info.model, info.api, info.tenant) == ("openai", "gpt-4o", "responses", "acme")
+    assert (info.template, info.conversation) == ("faq", None)
+
+
+def test_the_messages_api_never_gets_a_prompt_cache_key(server: ProviderServer) -> None:
+    """Even under a provider whose rules take ``prompt_cache_key``, an Anthropic messages request is
+    sent without one."""
+    import anthropic
+
+    client = sdk.wrap(
+        anthropic.Anthropic(base_url=server.url, api_key="k", max_retries=0), provider="openai", tenant="acme"
+    )
+    client.messages.create(
+        model="gpt-4o", max_tokens=5, system=SYSTEM, messages=[{"role": "user", "content": "a"}]
+    )
+    assert "prompt_cache_key" not in server.requests[-1]
+
+
+def test_responses_system_input_messages_make_the_prefix_hash(server: ProviderServer) -> None:
+    """A Responses request whose static head is a developer message in ``input``: another head,
+    another prefix hash (and tenant key)."""
+    reports: list[CacheReport] = []
+    client = _client(server, reports, tenant="acme")
+    for system in (SYSTEM, "Other rules. " + SYSTEM):
+        msgs = [{"role": "developer", "content": system}, {"role": "user", "content": "q"}]
+        client.responses.create(model="gpt-4o", input=msgs)
+    assert reports[0].prefix_hash and reports[0].prefix_hash != reports[1].prefix_hash
+    assert server.requests[0]["prompt_cache_key"] != server.requests[1]["prompt_cache_key"]
+
+
+def test_a_new_head_is_not_counted_and_without_verification_nothing_is_predicted(
+    server: ProviderServer,
+) -> None:
+    """A head new to the process is reported uncounted (nothing of it can be cached yet). With
+    ``verify=False`` every request is counted here, and no prediction or drift is made."""
+    reports: list[CacheReport] = []
+    _client(server, reports).chat.completions.create(model="gpt-4o", messages=_msgs("a"))
+    assert not reports[0].counted and reports[0].local_prompt_tokens == 0
+    off = _client(server, reports, key="k2", verify=False)
+    for tail in ("Version 1.", "Version 2."):
+        off.chat.completions.create(
+            model="gpt-4o", messages=_msgs("a", "Other. " + SYSTEM + tail), prefixlint_template="t"
+        )
+    assert all(r.counted and r.local_prompt_tokens > 1024 for r in reports[1:])
+    assert [r.divergence for r in reports[1:]] == [None, None]
+
+
+def test_drift_compares_the_requests_of_one_template(server: ProviderServer) -> None:
+    """Two templates with different tails are not drift of each other; a changed tail within one is."""
+    reports: list[CacheReport] = []
+    client = _client(server, reports)
+    for template, tail in (("a", "Tail A."), ("b", "Tail B."), ("a", "Tail A."), ("a", "Tail A2.")):
+        client.chat.completions.create(
+            model="gpt-4o", messages=_msgs("q", SYSTEM + tail), prefixlint_template=template
+        )
+    assert [r.divergence is not None for r in reports] == [False, False, False, True]
+
+
+def test_an_extended_retention_is_predicted_past_the_default_ttl(server: ProviderServer) -> None:
+    """``prompt_cache_retention="24h"``: two hours later (past the 10-minute default) the prefix is
+    still predicted cached."""
+    now = [1_000_000.0]
+    reports: list[CacheReport] = []
+    client = _client(server, reports, clock=lambda: now[0])
+    for user in ("a", "b"):
+        client.chat.completions.create(model="gpt-4o", messages=_msgs(user), prompt_cache_retention="24h")
+        now[0] += 2 * 3600
+    assert [r.verdict for r in reports] == [Verdict.EXPECTED_MISS, Verdict.HIT]
+    assert reports[1].predicted_cached > 1024
+
+
+def test_the_routing_rate_counts_one_organisation(server: ProviderServer) -> None:
+    """Requests of another API key (another organisation) do not add to a key's routing rate."""
+    reports: list[CacheReport] = []
+    one, two = _client(server, reports, key="k1"), _client(server, reports, key="k2")
+    for i in range(8):
+        one.chat.completions.create(model="gpt-4o", messages=_msgs(f"q{i}"))
+        two.chat.completions.create(model="gpt-4o", messages=_msgs(f"q{i}"))
+    server.mode = "under"
+    two.chat.completions.create(model="gpt-4o", messages=_msgs("last"))
+    assert reports[-1].verdict is Verdict.UNEXPECTED_MISS
+    assert not any(c.startswith("routing overflow") for c in reports[-1].causes)
+
+
+def test_copies_keep_the_arguments_and_read_like_the_clients_own(server: ProviderServer) -> None:
+    """``copy``/``with_options`` of a wrapped client get the caller's arguments (positional ones too,
+    which the client refuses) and keep the client's docstring and ``__wrapped__``."""
+    client = _client(server, [])
+    for name in ("copy", "with_options"):
+        patched = getattr(client, name)
+        orig = getattr(type(client), name).__get__(client)
+        assert patched.__doc__ == orig.__doc__ and patched.__doc__ and patched.__wrapped__ == orig
+        assert patched(timeout=12.5).timeout == 12.5
+        with pytest.raises(TypeError):
+            patched(12.5)
+
+
+class _OldCompletions:
+    """A chat resource whose ``create`` takes no ``prompt_cache_key`` keyword (older openai releases)."""
+
+    def __init__(self, inner: openai.OpenAI) -> None:
+        self.inner = inner
+
+    def create(self, *, model: str, messages: list, extra_body: dict | None = None):  # type: ignore[no-untyped-def]
+        return self.inner.chat.completions.create(model=model, messages=messages, extra_body=extra_body)
+
+
+class _OldClient:
+    def __init__(self, inner: openai.OpenAI) -> None:
+        self.base_url, self.api_key = inner.base_url, inner.api_key
+        self.chat = type("Chat", (), {})()
+        self.chat.completions = _OldCompletions(inner)
+
+
+def test_a_method_without_the_key_keyword_gets_it_in_extra_body(server: ProviderServer) -> None:
+    """The tenant key goes in ``extra_body`` when the method takes no ``prompt_cache_key`` keyword,
+    next to the caller's own ``extra_body`` fields."""
+    inner = openai.OpenAI(base_url=server.url + "/v1", api_key="k", max_retries=0)
+    old = sdk.wrap(_OldClient(inner), tenant="acme")
+    old.chat.completions.create(model="gpt-4o", messages=_msgs("a"), extra_body={"seed": 3})
+    sent = server.requests[-1]
+    assert sent["seed"] == 3 and sent["prompt_cache_key"].startswith("pfx-")
+
+
+def test_each_model_is_counted_with_its_own_tokenizer_and_rules(server: ProviderServer) -> None:
+    """One client, two models: gpt-4 is counted with cl100k (as the server counts), not with gpt-4o's
+    o200k; and a model's own rules hold (gpt-5.5 keeps its prefix for a day, at its own price)."""
+    now = [1_000_000.0]
+    reports: list[CacheReport] = []
+    client = _client(server, reports, clock=lambda: now[0])
+    text = "Die Größenordnung der Überprüfung 12345 ñandú, 東京. " * 60  # the encodings differ here
+    for model in ("gpt-4o", "gpt-4o", "gpt-4"):
+        client.chat.completions.create(model=model, messages=_msgs("a", text))
+    o200k, cl100k = reports[1], reports[2]
+    assert o200k.local_prompt_tokens != cl100k.local_prompt_tokens
+    assert abs(cl100k.local_prompt_tokens - cl100k.prompt_tokens) <= cl100k.prompt_tokens // 50
+    for user in ("b", "c"):
+        client.chat.completions.create(model="gpt-5.5", messages=_msgs(user))
+        now[0] += 2 * 3600  # past the 10-minute default, within gpt-5.5's day
+    last = reports[-1]
+    assert last.verdict is Verdict.HIT
+    assert last.usd_saved == pytest.approx(last.reported_cached * (1.75 - 0.175) / 1e6)  # gpt-5.5's price
+
+
+@pytest.mark.parametrize(
+    "option", ["sort_keys", "sort_tools", "normalize_newlines", "strip_trailing_whitespace", "unicode_nfc"]
+)
+def test_each_canonicalization_option_works_on_its_own(server: ProviderServer, option: str) -> None:
+    """Any one canonicalization option, set alone, has its effect on what is sent."""
+    zeta = {"type": "function", "function": {"parameters": {"type": "object"}, "name": "zeta"}}
+    alpha = {"type": "function", "function": {"name": "alpha", "parameters": {"type": "object"}}}
+    reports: list[CacheReport] = []
+    client = _client(server, reports, **{option: True})
+    client.chat.completions.create(model="gpt-4o", messages=_msgs("Cafe\u0301  \r\nb"), tools=[zeta, alpha])
+    sent = server.requests[-1]
+    changed = {
+        "sort_keys": list(sent["tools"][0]["function"]) == ["name", "parameters"],
+        "sort_tools": sent["tools"][0]["function"]["name"] == "alpha",
+        "normalize_newlines": "\r" not in sent["messages"][1]["content"],
+        "strip_trailing_whitespace": "  \r\n" not in sent["messages"][1]["content"],
+        "unicode_nfc": sent["messages"][1]["content"].startswith("Caf\u00e9"),
+    }
+    assert changed[option] and reports[0].changes

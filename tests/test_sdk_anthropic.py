@@ -250,3 +250,35 @@ def test_async_raw_responses_are_verified_against_their_usage(server: ProviderSe
     assert [r.verdict for r in reports] == [Verdict.EXPECTED_MISS, Verdict.HIT]
     assert reports[0].cache_write > 0 and reports[1].reported_cached > 0  # the usage was read
     assert "accounting failed" not in caplog.text and "did not finish" not in caplog.text
+
+
+def test_the_prefix_hash_is_the_same_with_and_without_breakpoints(server: ProviderServer) -> None:
+    """With breakpoints the pieces are cut before sending, without them only digests are taken: the
+    static prefix hash comes out the same, and it is empty for a request with no static head."""
+    reports: list[CacheReport] = []
+    msgs = [{"role": "user", "content": "a"}]
+    for bps in (True, False):
+        client = _client(server, reports, breakpoints=bps)
+        client.messages.create(model=MODEL, max_tokens=5, system=SYSTEM, tools=TOOLS, messages=msgs)
+        client.messages.create(model=MODEL, max_tokens=5, system=SYSTEM + " More.", messages=msgs)
+        client.messages.create(model=MODEL, max_tokens=5, messages=msgs)
+    with_bps, without = [r.prefix_hash for r in reports[:3]], [r.prefix_hash for r in reports[3:]]
+    assert with_bps == without and len(set(with_bps)) == 3 and with_bps[2] == ""
+    assert reports[0].breakpoints and not reports[3].breakpoints  # the two paths were taken
+
+
+def test_drift_excerpts_of_a_request_cut_for_breakpoints(server: ProviderServer) -> None:
+    """``keep_excerpts`` also holds when the pieces are cut before sending (breakpoints on)."""
+    reports: list[CacheReport] = []
+    client = _client(server, reports, keep_excerpts=True, excerpt_chars=30)
+    for tail in ("Policy version 1.", "Policy version 2."):
+        client.messages.create(
+            model=MODEL,
+            max_tokens=5,
+            system=SYSTEM + " " + tail,
+            messages=[{"role": "user", "content": "q"}],
+            prefixlint_template="policy",
+        )
+    d = reports[1].divergence
+    assert reports[1].verdict is Verdict.DRIFT and d is not None
+    assert "version 1" in d.before and "version 2" in d.after

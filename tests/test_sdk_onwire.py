@@ -142,9 +142,10 @@ def test_a_trace_of_the_callers_own_still_gets_every_event(
     server: ProviderServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     seen: list[str] = []
+    infos: list[Any] = []
 
     def callers_hook(request: Any) -> None:
-        request.extensions["trace"] = lambda name, info: seen.append(name)
+        request.extensions["trace"] = lambda name, info: seen.append(name) or infos.append(info)
 
     raw = openai.OpenAI(base_url=server.url + "/v1", api_key="k", max_retries=0)
     raw._client.event_hooks = {"request": [callers_hook], "response": []}
@@ -152,6 +153,38 @@ def test_a_trace_of_the_callers_own_still_gets_every_event(
     events = _timeline(client, monkeypatch)
     client.chat.completions.create(model="gpt-4o", messages=_msgs("one"))
     assert "http11.send_request_body.complete" in seen and "http11.receive_response_headers.complete" in seen
+    assert infos and all(isinstance(info, dict) for info in infos)  # with httpcore's details
+    assert [e[0] for e in events].count("wake") == 1
+
+
+def test_an_async_callers_own_trace_still_gets_every_event(
+    server: ProviderServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An async client whose requests carry a trace of the caller's: the trace still gets every step
+    with its details, and the worker is woken once, when the body was written."""
+    seen: list[tuple[str, Any]] = []
+
+    async def trace(name: str, info: Any) -> None:
+        seen.append((name, info))
+
+    async def callers_hook(request: Any) -> None:
+        request.extensions["trace"] = trace
+
+    raw = openai.AsyncOpenAI(base_url=server.url + "/v1", api_key="k", max_retries=0)
+    raw._client.event_hooks = {"request": [callers_hook], "response": []}
+    client = sdk.wrap(raw)
+    events = _timeline(client, monkeypatch)
+
+    async def run() -> None:
+        await client.chat.completions.create(model="gpt-4o", messages=_msgs("one"))
+        await client.close()
+
+    asyncio.run(run())
+    names = [name for name, _ in seen]
+    assert (
+        "http11.send_request_body.complete" in names and "http11.receive_response_headers.complete" in names
+    )
+    assert all(isinstance(info, dict) for _, info in seen)
     assert [e[0] for e in events].count("wake") == 1
 
 
@@ -195,3 +228,22 @@ def test_a_request_the_hook_cannot_trace_still_goes_out_and_is_accounted(
     out = client.chat.completions.create(model="gpt-4o", messages=_msgs("one"))
     assert out.choices[0].message.content
     assert sdk.flush(client) and [r.verdict for r in reports] == [Verdict.EXPECTED_MISS]
+
+
+def test_an_async_trace_removes_itself_once_the_body_is_written(server: ProviderServer) -> None:
+    """The same for an async client: the response's steps are not traced."""
+    seen: list[dict[str, Any]] = []
+
+    async def on_response(response: Any) -> None:
+        seen.append(dict(response.request.extensions))
+
+    raw = openai.AsyncOpenAI(base_url=server.url + "/v1", api_key="k", max_retries=0)
+    raw._client.event_hooks = {"request": [], "response": [on_response]}
+    client = sdk.wrap(raw)
+
+    async def run() -> None:
+        await client.chat.completions.create(model="gpt-4o", messages=_msgs("one"))
+        await client.close()
+
+    asyncio.run(run())
+    assert seen and "trace" not in seen[0]

@@ -370,6 +370,46 @@ def test_a_per_call_tenant_of_the_wrong_type_fails_closed(server: ProviderServer
     assert server.requests == []
 
 
+def test_a_per_call_tenant_of_the_wrong_type_is_logged_and_the_wrap_tenant_used(
+    server: ProviderServer, caplog
+) -> None:
+    """Without ``require_tenant``: the request goes with the ``wrap`` tenant's key, the error is logged
+    with its reason, and the call is still accounted (with the time prefixlint took)."""
+    reports: list[CacheReport] = []
+    client = _openai(server, reports, tenant="acme")
+    client.chat.completions.create(model="gpt-4o", messages=_msgs("a"))
+    with caplog.at_level(logging.ERROR, logger="prefixlint.sdk"):
+        client.chat.completions.create(model="gpt-4o", messages=_msgs("a"), prefixlint_tenant=123)
+    first, second = server.requests
+    assert second["prompt_cache_key"] == first["prompt_cache_key"]
+    assert [r.getMessage() for r in caplog.records] == [
+        "prefixlint: prefixlint_tenant must be a str, got int; the per-call tenant is ignored"
+    ]
+    assert len(reports) == 2 and reports[1].tenant_hash == reports[0].tenant_hash
+    assert all(isinstance(r.overhead_ms, float) and r.overhead_ms > 0 for r in reports)
+
+
+def test_require_tenant_errors_say_what_happened(server: ProviderServer, monkeypatch) -> None:
+    """The two fail-closed errors name the cause (the exception type of an internal error) and that
+    nothing was sent."""
+    strict = _openai(server, [], require_tenant=True)
+    with pytest.raises(sdk.TenantRequiredError) as missing:
+        strict.chat.completions.create(model="gpt-4o", messages=_msgs("a"))
+    assert str(missing.value) == "require_tenant=True and no tenant is set; the request was not sent"
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("simulated prefixlint bug")
+
+    monkeypatch.setattr("prefixlint.sdk.state.rewrite", broken)
+    with pytest.raises(sdk.PrepareError) as failed:
+        strict.chat.completions.create(model="gpt-4o", messages=_msgs("a"), prefixlint_tenant="acme")
+    assert str(failed.value) == (
+        "prefixlint could not prepare the request (RuntimeError: simulated prefixlint bug); "
+        "with require_tenant=True nothing was sent"
+    )
+    assert server.requests == []
+
+
 # -- 7. copies of a wrapped client ----------------------------------------------------------------------
 @pytest.mark.parametrize("how", ["with_options", "copy"])
 def test_copies_of_a_wrapped_client_are_wrapped_alike(server: ProviderServer, how: str) -> None:
@@ -500,3 +540,41 @@ def test_volatile_blocks_never_get_breakpoints(server: ProviderServer) -> None:
     user = sent["messages"][-1]["content"]
     assert "12:00:01" in user[-1]["text"] and "cache_control" not in user[-1]  # the moved volatile block
     assert user[0].get("cache_control") == {"type": "ephemeral"}  # the last stable block
+
+
+def test_the_keys_without_a_secret_notice_is_given_once_and_only_where_it_applies(
+    server: ProviderServer, caplog, monkeypatch
+) -> None:
+    """No notice with a secret, with ``cache_key_fn`` (the caller's keys), or for a provider that
+    takes no ``prompt_cache_key``; otherwise one per process, naming the setting that silences it."""
+    monkeypatch.delenv(sdk.SALT_SECRET_ENV, raising=False)
+    monkeypatch.setattr(sys.modules["prefixlint.sdk.wrap"], "_WARNED", set())
+    with caplog.at_level(logging.INFO, logger="prefixlint.sdk"):
+        _openai(server, [], salt_secret=SECRET)
+        _openai(server, [], cache_key_fn=lambda info: "mine")
+        _anthropic(server, [])
+        assert "without a secret" not in caplog.text
+        _openai(server, [])
+        _openai(server, [], key="k2")
+    notices = [r.getMessage() for r in caplog.records if "without a secret" in r.getMessage()]
+    assert len(notices) == 1 and sdk.SALT_SECRET_ENV in notices[0]
+
+
+def test_cache_salt_the_callers_own_kept_others_added_and_reported(server: ProviderServer) -> None:
+    """A salt-based backend: the caller's own ``cache_salt`` is sent as given (and counts as salted);
+    other ``extra_body`` fields get the tenant's salt next to them, reported as a change. A provider
+    without ``cache_salt`` is never salted."""
+    server.salt_mode = True
+    reports: list[CacheReport] = []
+    client = _openai(server, reports, provider="vllm", salt_secret=SECRET, tenant="acme")
+    client.chat.completions.create(model="llama", messages=_msgs("a"), extra_body={"cache_salt": "mine"})
+    client.chat.completions.create(model="llama", messages=_msgs("a"), extra_body={"seed": 3})
+    own, added = server.requests
+    assert own["cache_salt"] == "mine" and len(added["cache_salt"]) == 43 and added["seed"] == 3
+    assert [r.salted for r in reports] == [True, True]
+    assert "extra_body.cache_salt: set" not in reports[0].changes
+    assert "extra_body.cache_salt: set" in reports[1].changes
+    _openai(server, reports, key="k2", tenant="acme", salt_secret=SECRET).chat.completions.create(
+        model="gpt-4o", messages=_msgs("a")
+    )
+    assert not reports[2].salted and "cache_salt" not in server.requests[2]

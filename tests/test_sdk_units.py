@@ -30,7 +30,10 @@ SECRET = base64.b64encode(b"\x01" * 32).decode()
         ({"salt_secret": "not base64!!"}, "base64"),
         ({"salt_secret": base64.b64encode(b"short").decode()}, "256 bits"),
         ({"on_report": 3}, "callable"),
-        ({"hit_rate_threshold": 2}, "between 0 and 1"),
+        ({"hit_rate_threshold": 2}, "^hit_rate_threshold must be between 0 and 1$"),
+        ({"hit_rate_window": 0}, "^hit_rate_window must be at least 1$"),
+        ({"tenant": 5}, "^tenant must be a str, got int$"),
+        ({"require_tenant": True, "tenant": ""}, "^tenant must not be empty$"),
         ({"send_cache_salt": True}, "salt_secret"),
     ],
 )
@@ -40,6 +43,12 @@ def test_configuration_errors_raise_at_wrap_time(options: dict, message: str, mo
 
     with pytest.raises(SdkConfigError, match=message):
         sdk.wrap(openai.OpenAI(api_key="k"), **options)
+
+
+def test_the_bounds_of_the_alarm_settings_are_allowed() -> None:
+    """A threshold of 0 or 1 and a window of 1 are valid."""
+    for threshold in (0.0, 1.0):
+        assert options_from({"hit_rate_threshold": threshold, "hit_rate_window": 1}).hit_rate_window == 1
 
 
 def test_salt_secret_from_the_environment(monkeypatch) -> None:

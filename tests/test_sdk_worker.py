@@ -135,3 +135,36 @@ def test_a_wake_up_runs_the_jobs_queued_before_it_not_lazy_ones_queued_while_the
     assert not later.done()  # it waits for its own wake-up
     worker.wake()
     assert later.result(timeout=5) == "later"
+
+
+def test_flush_also_waits_for_the_jobs_queued_behind_a_running_one() -> None:
+    """A flush returns once every job submitted so far ran, not when the first of them did."""
+    worker = Worker()
+    gate, order = threading.Event(), []
+    worker.submit(gate.wait, 5)
+    worker.submit(lambda: time.sleep(0.2) or order.append("slow"))
+    worker.submit(order.append, "last")
+    gate.set()
+    assert worker.flush(5) and order == ["slow", "last"]
+
+
+def test_a_job_submitted_to_an_idle_worker_runs_at_once(monkeypatch) -> None:
+    """A job that is not lazy wakes the idle worker: it does not wait for ``LAZY_S``."""
+    monkeypatch.setattr(worker_module, "LAZY_S", 30.0)
+    worker = Worker()
+    worker.submit(lambda: None).result(timeout=5)  # the worker thread runs and waits for work
+    time.sleep(0.05)
+    assert worker.submit(lambda: "now").result(timeout=5) == "now"
+
+
+def test_a_waiting_caller_runs_the_lazy_jobs_up_to_its_own(monkeypatch) -> None:
+    """``run_until`` on an idle worker runs every job up to the awaited one on the caller's thread,
+    lazy ones too (they would otherwise wait for a wake-up)."""
+    monkeypatch.setattr(worker_module, "LAZY_S", 30.0)
+    worker = Worker()
+    worker.submit(lambda: None).result(timeout=5)
+    first = worker.submit(threading.current_thread, lazy=True)
+    mine = worker.submit(threading.current_thread, lazy=True)
+    worker.run_until(mine)
+    assert first.done() and mine.done()
+    assert first.result() is mine.result() is threading.current_thread()

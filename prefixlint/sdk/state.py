@@ -341,7 +341,8 @@ class ClientState:
             if job is not None and not job.done() and not self.opts.background:
                 WORKER.run_until(job)
                 if not job.done():  # the worker is running it: wait without blocking the loop
-                    await asyncio.wait_for(asyncio.wrap_future(job), worker.WAIT_S)
+                    # shielded: a wait that times out must not cancel the job (the worker still runs it)
+                    await asyncio.wait_for(asyncio.shield(asyncio.wrap_future(job)), worker.WAIT_S)
         except Exception:
             log.debug("prefixlint: send-side accounting did not finish", exc_info=True)
         if _raw_mode(kwargs, call) == "parse":
