@@ -282,3 +282,32 @@ def test_drift_excerpts_of_a_request_cut_for_breakpoints(server: ProviderServer)
     d = reports[1].divergence
     assert reports[1].verdict is Verdict.DRIFT and d is not None
     assert "version 1" in d.before and "version 2" in d.after
+
+
+def test_the_callers_own_breakpoints_are_read_with_automatic_breakpoints_off(server: ProviderServer) -> None:
+    """``breakpoints=False`` sends the caller's ``cache_control`` as it is; the report still counts it,
+    and the part it marks is the template's compared part, as with breakpoints on: a change to the
+    marked few-shot example is drift either way."""
+    for automatic in (True, False):
+        reports: list[CacheReport] = []
+        client = _client(server, reports, breakpoints=automatic)
+        for answer in ("Example answer A.", "Example answer B."):
+            shots = [
+                {"role": "user", "content": "Example question."},
+                {
+                    "role": "assistant",
+                    "content": [{"type": "text", "text": answer, "cache_control": {"type": "ephemeral"}}],
+                },
+            ]
+            client.messages.create(
+                model=MODEL,
+                max_tokens=5,
+                system=SYSTEM,
+                messages=[*shots, {"role": "user", "content": "q"}],
+                prefixlint_template="faq",
+            )
+        assert _controls(server.requests[-1]) == [("messages[1][0]", "5m")]  # the caller's, untouched
+        assert [r.breakpoints for r in reports] == [1, 1], automatic
+        assert reports[1].verdict is Verdict.DRIFT, automatic
+        server.reset()
+        sdk.forget()

@@ -23,6 +23,7 @@ from typing import Any
 from prefixlint.analysis.payloads.pieces import SKETCH_BLOCK, head_key, pieces_from_request, uncounted_pieces
 from prefixlint.model.verdict import Verdict, judge
 from prefixlint.sdk import otel, worker
+from prefixlint.sdk.breakpoints import has_cache_control
 from prefixlint.sdk.call import Call
 from prefixlint.sdk.drift import stable_end, template_end
 from prefixlint.sdk.options import SdkOptions
@@ -61,6 +62,9 @@ class Accountant:
             if seen is None:
                 keep = opts.keep_excerpts
                 call.pieces = pieces_from_request(call.body, call.api, call.cache, keep_text=keep)
+            if call.api == "messages" and call.pieces:  # cut only now: the caller's own breakpoints
+                call.caller_marks = has_cache_control(call.body, call.pieces)
+                call.breakpoints = sum(1 for p in call.pieces if p.ttl)
         if not opts.verify or not call.pieces:
             return
         pieces = call.pieces
