@@ -54,7 +54,7 @@ class ClientState:
         self.org = org
         self.secret = decode_secret(opts.salt_secret) if opts.salt_secret else None
         self.tracker = tracker_for(self.spec)
-        self.stats = Stats(opts.hit_rate_threshold, opts.hit_rate_window, opts.on_low_hit_rate)
+        self.stats = Stats(opts.hit_rate_threshold, opts.hit_rate_window)
         self.clock: Callable[[], float] = opts.clock or time.time
         self.account = Accountant(opts, self.spec, self.tracker, self.stats, self.clock)
         self.patches: list[tuple[Any, str]] = []

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import threading
 from collections import Counter, deque
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -36,11 +35,9 @@ class Stats:
         self,
         threshold: float | None = None,
         window: int = 20,
-        on_low: Callable[[str, str, float], None] | None = None,
     ) -> None:
         self.threshold = threshold
         self.window = window
-        self.on_low = on_low
         self._lock = threading.Lock()
         self._verdicts: Counter[Any] = Counter()  # by Verdict (its .value is a Python-level property)
         self._requests = self._verified = self._prompt = self._cached = self._saved = 0
@@ -48,12 +45,11 @@ class Stats:
         self._rolling: dict[tuple[str, str], deque[tuple[int, int]]] = {}
         self._alarmed: set[tuple[str, str]] = set()
 
-    def configure(
-        self, threshold: float | None, window: int, on_low: Callable[[str, str, float], None] | None
-    ) -> None:
-        """New alarm settings (a second ``wrap``); the totals stay."""
+    def configure(self, threshold: float | None, window: int) -> None:
+        """New alarm settings (a second ``wrap``); the totals stay. :meth:`add` returns the alarms and
+        the caller hands them to its ``on_low_hit_rate``."""
         with self._lock:
-            self.threshold, self.window, self.on_low = threshold, window, on_low
+            self.threshold, self.window = threshold, window
             self._rolling.clear()
             self._alarmed.clear()
 

@@ -139,7 +139,7 @@ def _wrap(client: Any, opts: SdkOptions, previous: ClientState | None = None) ->
     state = ClientState(opts, provider, org)
     if previous is not None:  # a second wrap: the counts go on
         state.stats = state.account.stats = previous.stats
-        previous.stats.configure(opts.hit_rate_threshold, opts.hit_rate_window, opts.on_low_hit_rate)
+        previous.stats.configure(opts.hit_rate_threshold, opts.hit_rate_window)
     targets = _ANTHROPIC_TARGETS if type(client).__module__.startswith("anthropic") else _OPENAI_TARGETS
     for path, method, api in targets:
         resource = _resolve(client, path)
