@@ -161,3 +161,43 @@ def test_a_value_passed_down_a_chain_of_helpers_does_not_nest_the_stack(tmp_path
     assert not result.errors
     (layout,) = result.layouts
     assert layout.segments[0].timing.value == "request"
+
+
+def test_a_classmethod_helper_binds_its_arguments_after_cls(tmp_path: Path) -> None:
+    """``Prompts.system("Acme", stamp)`` binds ``company`` and ``stamp``, not ``cls``: the static company
+    name and rules lead, and the per-request stamp comes last."""
+    files = {
+        "app.py": """
+            import datetime
+            from openai import OpenAI
+            from helpers import Prompts
+
+            client = OpenAI()
+
+            def run(question):
+                return client.chat.completions.create(
+                    model="gpt-4o",
+                    messages=[
+                        {"role": "system", "content": Prompts.system("Acme. ", str(datetime.datetime.now()))},
+                        {"role": "user", "content": question},
+                    ],
+                )
+        """,
+        "helpers.py": f"""
+            RULES = {RULES!r}
+
+            class Prompts:
+                @classmethod
+                def system(cls, company, stamp):
+                    return company + RULES + stamp
+        """,
+    }
+    for name, text in files.items():
+        (tmp_path / name).write_text(textwrap.dedent(text))
+    settings = Settings()
+    app = tmp_path / "app.py"
+    result = analyze_python(str(app), app.read_text(), settings, ProjectContext(tmp_path, settings))
+    (layout,) = result.layouts
+    stamp = next(i for i, s in enumerate(layout.segments) if not s.static)
+    assert "".join(s.text for s in layout.segments[:stamp]).startswith("Acme. Rule 0:")
+    assert layout.segments[stamp].timing.value == "request"
