@@ -99,7 +99,7 @@ def main() -> None:
         for line in path.read_text(encoding="utf-8").splitlines():
             if "\t" in line and not line.startswith("#"):
                 name, verdict = line.split("\t", 1)
-                verdicts[name.strip()] = verdict.strip()
+                verdicts[name.strip().removeprefix("prefixlint.sdk.")] = verdict.strip()
     rows = survivors(args.mutants)
     kinds: Counter[str] = Counter()
     print("| function | mutant | original line | mutated line | verdict |")
