@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 from dataclasses import replace
 from types import SimpleNamespace
@@ -16,7 +17,7 @@ from prefixlint.model.providers import get_provider
 from prefixlint.model.tokens import tokenizer_for
 from prefixlint.sdk.accounting import Accountant
 from prefixlint.sdk.call import Call
-from prefixlint.sdk.report import CacheReport, Divergence, Verdict
+from prefixlint.sdk.report import CacheReport, Divergence, Verdict, make_report
 from prefixlint.sdk.sightings import Sighting
 from prefixlint.sdk.stats import Stats
 from prefixlint.sdk.tracker import PrefixTracker
@@ -271,3 +272,42 @@ def test_drift_is_reported_with_its_divergence() -> None:
     report = _report(_call(drift=where), _openai_usage(LOCAL, 1024))
     assert (report.verdict, report.causes) == (Verdict.DRIFT, ("prefix changed at messages[0].content",))
     assert report.divergence is where
+
+
+def _plain_report(**fields: Any) -> CacheReport:
+    return CacheReport("openai", "gpt-4o", "chat", Verdict.UNEXPECTED_MISS, 0, 0, 100, 100, **fields)
+
+
+def test_to_dict_is_json_ready_with_the_verdict_as_its_value() -> None:
+    d = json.loads(json.dumps(_plain_report().to_dict()))
+    assert d["verdict"] == "unexpected_miss"
+    assert set(d) == {f for f in CacheReport.__dataclass_fields__}
+
+
+def test_summary_lists_every_cause() -> None:
+    line = _plain_report(causes=("expired", "drift")).summary()
+    assert line.endswith(" causes=expired,drift")
+
+
+@pytest.mark.parametrize(
+    "values",
+    [
+        {"provider": "openai", "model": "m", "api": "chat"},  # required fields missing
+        {
+            "provider": "openai",
+            "model": "m",
+            "api": "chat",
+            "verdict": Verdict.HIT,
+            "predicted_cached": 0,
+            "reported_cached": 0,
+            "prompt_tokens": 1,
+            "local_prompt_tokens": 1,
+            "bogus": 1,
+        },
+    ],
+)
+def test_make_report_rejects_what_the_dataclass_rejects(values: dict[str, Any]) -> None:
+    with pytest.raises(TypeError):
+        CacheReport(**values)
+    with pytest.raises(TypeError):
+        make_report(values)

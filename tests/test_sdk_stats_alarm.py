@@ -169,3 +169,25 @@ def test_emit_survives_every_failing_callback_and_still_reports(caplog: pytest.L
     assert "prefixlint: stats failed" in texts
     assert "prefixlint: on_report callback failed" in texts
     assert report.summary() in texts
+
+
+def test_emit_adds_the_report_to_the_active_span_with_otel_on() -> None:
+    from opentelemetry import trace
+
+    class Recording(trace.NonRecordingSpan):
+        def __init__(self) -> None:
+            super().__init__(trace.INVALID_SPAN_CONTEXT)
+            self.attrs: dict = {}
+
+        def is_recording(self) -> bool:
+            return True
+
+        def set_attributes(self, attributes: dict) -> None:
+            self.attrs.update(attributes)
+
+    acc, _ = _accountant(otel=True)
+    span = Recording()
+    with trace.use_span(span):
+        acc.emit(_report(900, 1000))
+    assert span.attrs["prefixlint.cache.verdict"] == "hit"
+    assert span.attrs["gen_ai.usage.cache_read.input_tokens"] == 900
