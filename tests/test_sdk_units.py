@@ -14,7 +14,7 @@ from prefixlint.sdk.options import SdkConfigError, options_from
 from prefixlint.sdk.report import CacheReport, Verdict
 from prefixlint.sdk.tenancy import derive_cache_salt, derive_prompt_cache_key
 from prefixlint.sdk.usage import normalize_usage
-from prefixlint.sdk.volatile import move_volatile
+from prefixlint.sdk.volatile import move_volatile, volatile
 from prefixlint.testing import assert_shared_prefix, shared_prefix
 
 SECRET = base64.b64encode(b"\x01" * 32).decode()
@@ -426,3 +426,28 @@ def test_volatile_values_join_the_last_user_message_not_a_later_one() -> None:
         {"type": "input_text", "text": "q"},
         {"type": "input_text", "text": "Request context:\nt=1"},
     ]
+
+
+def test_plain_request_dumps_sdk_messages_and_tool_calls() -> None:
+    """An OpenAI reply appended as is, or only its tool calls, reaches the wrapper as plain dicts."""
+    from openai.types.chat import ChatCompletionMessage, ChatCompletionMessageToolCall
+
+    from prefixlint.sdk.plain import dump_model, plain_request
+
+    call = ChatCompletionMessageToolCall.model_validate(
+        {"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{}"}}
+    )
+    reply = ChatCompletionMessage(role="assistant", content=None, tool_calls=[call])
+    user = {"role": "user", "content": "q"}
+    calls_only = {"role": "assistant", "content": None, "tool_calls": [call]}
+    as_dict = {"role": "assistant", "content": None, "tool_calls": [dump_model(call)]}
+    for msgs in ([user, reply], (user, reply), [user, calls_only]):
+        out = plain_request({"messages": msgs, "model": "m"})["messages"]
+        assert out[0] == user
+        assert type(out[1]) is dict and type(out[1]["tool_calls"][0]) is dict
+        assert out[1]["tool_calls"] == as_dict["tool_calls"]
+
+
+def test_volatile_keeps_its_name() -> None:
+    assert volatile("2026-01-02", name="date").name == "date"
+    assert volatile("2026-01-02").name == VolatileText("2026-01-02").name
