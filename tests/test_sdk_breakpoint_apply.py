@@ -6,8 +6,9 @@ import copy
 import dataclasses
 
 from prefixlint.analysis.payloads.pieces import PieceCache, pieces_from_request
+from prefixlint.model.providers import get_provider
 from prefixlint.model.tokens import tokenizer_for
-from prefixlint.sdk.breakpoints import apply
+from prefixlint.sdk.breakpoints import apply, choose
 from prefixlint.sdk.drift import template_end
 
 CACHE = PieceCache(tokenizer_for("anthropic", "claude-sonnet-4-5"))
@@ -95,3 +96,14 @@ def test_a_template_reaches_the_callers_last_breakpoint_before_its_end() -> None
     assert template_end(pieces, 6, caller_marks=False) == 2  # marks of the wrapper's own: ignored
     only_head = _with_ttls({0: "5m"})
     assert template_end(only_head, 6, caller_marks=True) == 2  # a mark inside the head: the head
+
+
+def test_the_history_breakpoint_stays_before_the_last_user_turn_under_a_prefill() -> None:
+    """An assistant prefill after the last user turn does not move the history mark onto that turn."""
+    rules = dataclasses.replace(
+        get_provider("anthropic").rules_for("claude-sonnet-4-5"), min_cacheable_tokens=0
+    )
+    body = {**BODY, "messages": [*BODY["messages"], {"role": "assistant", "content": "Sure"}]}
+    pieces = pieces_from_request(body, "messages", CACHE)
+    marks = [pieces[i].path for i, _ in choose(pieces, rules)]
+    assert marks == ["tools[0]", "system", "messages[1].content[0]", "messages[3].content"]
