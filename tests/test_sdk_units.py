@@ -451,3 +451,33 @@ def test_plain_request_dumps_sdk_messages_and_tool_calls() -> None:
 def test_volatile_keeps_its_name() -> None:
     assert volatile("2026-01-02", name="date").name == "date"
     assert volatile("2026-01-02").name == VolatileText("2026-01-02").name
+
+
+def test_rewrite_lists_canonical_and_volatile_changes_and_reads_responses_input() -> None:
+    from prefixlint.sdk.options import SdkOptions
+    from prefixlint.sdk.prepare import rewrite
+
+    opts = SdkOptions(sort_keys=True)
+    tools = [{"type": "function", "name": "f", "parameters": {"type": "object", "b": 1, "a": 2}}]
+    body = {"model": "m", "tools": tools, "input": [{"role": "user", "content": "q"}]}
+    _, changes = rewrite(body, "responses", opts, True, {"date": "2026-01-02"})
+    assert "tools: sorted keys" in changes
+    assert any("volatile" in c for c in changes)
+    marked = {
+        "model": "m",
+        "input": [{"role": "user", "content": [volatile("d1")]}, {"role": "user", "content": "q"}],
+    }
+    out, changes = rewrite(marked, "responses", SdkOptions(), False, None)
+    assert [m["content"][0]["text"] for m in out["input"]] == ["q"]  # the marked value left the head
+    assert out["input"][0]["content"][-1]["text"].endswith("d1")
+
+
+def test_stream_usage_keeps_the_callers_stream_options() -> None:
+    from prefixlint.sdk.options import SdkOptions
+    from prefixlint.sdk.prepare import with_stream_usage
+
+    opts = SdkOptions(include_usage=True)
+    own = {"model": "m", "stream_options": {"include_usage": False}}
+    assert with_stream_usage(own, "chat", True, opts) is own
+    added = with_stream_usage({"model": "m"}, "chat", True, opts)
+    assert added["stream_options"] == {"include_usage": True}
