@@ -191,3 +191,20 @@ def test_emit_adds_the_report_to_the_active_span_with_otel_on() -> None:
         acc.emit(_report(900, 1000))
     assert span.attrs["prefixlint.cache.verdict"] == "hit"
     assert span.attrs["gen_ai.usage.cache_read.input_tokens"] == 900
+
+
+def test_a_million_written_tokens_cost_the_per_million_premium() -> None:
+    """Prices are per million tokens: a million tokens written and none read cost exactly the premium."""
+    million = SimpleNamespace(cache_write=1_000_000, cache_write_1h=0)
+    with_price = _rules(Price(input=3.0, cached_input=0.3, cache_write=3.75))
+    assert _usd_saved(with_price, 0, million) == pytest.approx(-0.75, rel=1e-12)
+    with_multiplier = _rules(Price(input=2.0, cached_input=0.5), 1.25)
+    assert _usd_saved(with_multiplier, 0, million) == pytest.approx(-0.5, rel=1e-12)
+
+
+def test_overhead_is_measured_in_milliseconds() -> None:
+    import time
+
+    from prefixlint.sdk.accounting import perf_ms
+
+    assert 250 <= perf_ms(time.perf_counter() - 0.25) < 350
