@@ -311,3 +311,12 @@ def test_make_report_rejects_what_the_dataclass_rejects(values: dict[str, Any]) 
         CacheReport(**values)
     with pytest.raises(TypeError):
         make_report(values)
+
+
+@pytest.mark.parametrize("cached", [90, 110])
+def test_a_token_grained_engine_is_judged_within_one_sketch_block(cached: int) -> None:
+    """Local counts are sketched in blocks: a small prompt off by less than one block still hits."""
+    call = _call("sglang", "x", prediction=Prediction(100, 100, 100, 200))
+    report = _report(call, _openai_usage(200, cached))
+    assert abs(cached - 100) < SKETCH_BLOCK
+    assert report.verdict is Verdict.HIT and report.causes == ()
