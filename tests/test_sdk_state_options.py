@@ -51,3 +51,15 @@ def test_with_a_secret_the_reported_tenant_id_depends_on_the_secret(provider_ser
         sdk.flush()
         ids.append(reports[0].tenant_hash)
     assert ids[0] and ids[1] and ids[0] != ids[1]
+
+
+def test_a_callers_own_anthropic_breakpoint_is_reported_once(provider_server: ProviderServer) -> None:
+    reports: list[CacheReport] = []
+    raw = anthropic.Anthropic(base_url=provider_server.url, api_key="k", max_retries=0)
+    client = sdk.wrap(raw, on_report=reports.append)
+    system = [{"type": "text", "text": SYSTEM, "cache_control": {"type": "ephemeral"}}]
+    client.messages.create(
+        model="claude-sonnet-4-5", max_tokens=10, system=system, messages=[{"role": "user", "content": "a"}]
+    )
+    sdk.flush()
+    assert [r.breakpoints for r in reports] == [1]
