@@ -291,6 +291,28 @@ def test_a_failed_request_of_a_known_head_ends_its_flight(server: ProviderServer
     assert intervals and all(not interval._flights for interval in intervals)
 
 
+def test_a_failed_async_request_of_a_known_head_ends_its_flight(server: ProviderServer) -> None:
+    """The same with an async client: the raised request's flight ends too."""
+    reports: list[CacheReport] = []
+    client = sdk.wrap(
+        openai.AsyncOpenAI(base_url=server.url + "/v1", api_key="k1", max_retries=0),
+        tenant="acme",
+        on_report=reports.append,
+    )
+
+    async def main() -> None:
+        await client.chat.completions.create(model="gpt-4o", messages=_msgs("a"))
+        server.fail_next = 1
+        with pytest.raises(openai.InternalServerError):
+            await client.chat.completions.create(model="gpt-4o", messages=_msgs("b"))
+        await client.close()
+
+    asyncio.run(main())
+    assert sdk.flush()
+    intervals = client._prefixlint_state.tracker._domains.values()
+    assert intervals and all(not interval._flights for interval in intervals)
+
+
 def test_two_wrapped_clients_on_one_key_share_what_they_sent(server: ProviderServer) -> None:
     reports: list[CacheReport] = []
     first = _openai(server, reports, tenant="acme")
