@@ -208,3 +208,24 @@ def test_overhead_is_measured_in_milliseconds() -> None:
     from prefixlint.sdk.accounting import perf_ms
 
     assert 250 <= perf_ms(time.perf_counter() - 0.25) < 350
+
+
+def test_a_rate_back_at_the_threshold_rearms_the_alarm() -> None:
+    """Low, then exactly at the threshold (recovered), then low again: the alarm fires twice."""
+    stats = Stats(threshold=0.5, window=1)
+    assert len(stats.add(_report(0, 1000))) == 2
+    assert stats.add(_report(500, 1000)) == []
+    assert len(stats.add(_report(0, 1000))) == 2
+
+
+def test_a_one_token_prompt_fully_cached_has_a_rate_of_one() -> None:
+    stats = Stats(threshold=0.9, window=1)
+    assert stats.add(_report(1, 1)) == []
+
+
+def test_snapshot_verdicts_are_keyed_by_plain_names() -> None:
+    """The verdict counts print as ``hit``/``expected_miss``, not as enum members."""
+    stats = Stats()
+    stats.add(_report(100, 1000))
+    stats.add(_report(0, 1000))
+    assert sorted(str(name) for name in stats.snapshot().verdicts) == ["expected_miss", "hit"]

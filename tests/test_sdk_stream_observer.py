@@ -94,3 +94,22 @@ def test_an_unreadable_item_is_logged_and_the_stream_goes_on(caplog: pytest.LogC
     with caplog.at_level(logging.ERROR, logger="prefixlint.sdk"):
         assert _observe("messages", [broken, delta]) == [{"output_tokens": 5}]
     assert [r.getMessage() for r in caplog.records] == ["prefixlint: could not read a stream item"]
+
+
+def test_anthropic_nested_cache_counts_of_message_start_survive_a_sparser_delta() -> None:
+    """A ``message_delta`` whose ``cache_creation`` lacks a field or has a lower count keeps the
+    counts ``message_start`` gave."""
+    start = SimpleNamespace(
+        type="message_start",
+        message=SimpleNamespace(
+            usage={
+                "input_tokens": 10,
+                "cache_creation": {"ephemeral_1h_input_tokens": 200, "ephemeral_5m": 7},
+            }
+        ),
+    )
+    delta = SimpleNamespace(
+        type="message_delta", usage={"output_tokens": 3, "cache_creation": {"ephemeral_5m": 0}}
+    )
+    (usage,) = _observe("messages", [start, delta])
+    assert usage["cache_creation"] == {"ephemeral_1h_input_tokens": 200, "ephemeral_5m": 7}

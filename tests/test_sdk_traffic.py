@@ -278,6 +278,23 @@ def test_a_failed_request_may_still_have_written_the_cache(server: ProviderServe
     assert all(not interval._flights for interval in tracker._domains.values())  # no flight left over
 
 
+def test_a_failed_first_request_with_an_extended_retention_may_be_cached_hours_later(
+    server: ProviderServer,
+) -> None:
+    """A first request with ``prompt_cache_retention="24h"`` fails after the server cached its
+    prompt: two hours later (past the default TTL) the prefix may still be cached, so a hit is
+    expected, not unexpected."""
+    now = [1_000_000.0]
+    reports: list[CacheReport] = []
+    client = _openai(server, reports, tenant="acme", clock=lambda: now[0])
+    server.fail_next = 1
+    with pytest.raises(openai.InternalServerError):
+        client.chat.completions.create(model="gpt-4o", messages=_msgs("a"), prompt_cache_retention="24h")
+    now[0] += 2 * 3600
+    client.chat.completions.create(model="gpt-4o", messages=_msgs("b"), prompt_cache_retention="24h")
+    assert _verdicts(reports) == ["hit"] and reports[0].upper_bound > 1024
+
+
 def test_a_failed_request_of_a_known_head_ends_its_flight(server: ProviderServer) -> None:
     """The head was seen before, so the failing request is counted (a flight, not a first sighting)."""
     reports: list[CacheReport] = []
@@ -286,6 +303,28 @@ def test_a_failed_request_of_a_known_head_ends_its_flight(server: ProviderServer
     server.fail_next = 1
     with pytest.raises(openai.InternalServerError):
         client.chat.completions.create(model="gpt-4o", messages=_msgs("b"))
+    assert sdk.flush()
+    intervals = client._prefixlint_state.tracker._domains.values()
+    assert intervals and all(not interval._flights for interval in intervals)
+
+
+def test_a_failed_async_request_of_a_known_head_ends_its_flight(server: ProviderServer) -> None:
+    """The same with an async client: the raised request's flight ends too."""
+    reports: list[CacheReport] = []
+    client = sdk.wrap(
+        openai.AsyncOpenAI(base_url=server.url + "/v1", api_key="k1", max_retries=0),
+        tenant="acme",
+        on_report=reports.append,
+    )
+
+    async def main() -> None:
+        await client.chat.completions.create(model="gpt-4o", messages=_msgs("a"))
+        server.fail_next = 1
+        with pytest.raises(openai.InternalServerError):
+            await client.chat.completions.create(model="gpt-4o", messages=_msgs("b"))
+        await client.close()
+
+    asyncio.run(main())
     assert sdk.flush()
     intervals = client._prefixlint_state.tracker._domains.values()
     assert intervals and all(not interval._flights for interval in intervals)
