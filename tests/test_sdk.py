@@ -13,7 +13,7 @@ import pytest
 from sdk_server import ProviderServer
 
 import prefixlint.sdk as sdk
-from prefixlint.sdk import CacheReport, Verdict
+from prefixlint.sdk import CacheReport, Verdict, sightings
 
 SYSTEM = "You are a careful assistant. " + " ".join(f"rule{i}" for i in range(900))
 SECRET = base64.b64encode(bytes(range(32))).decode()
@@ -433,6 +433,37 @@ def test_vllm_cache_salt_isolates_tenants(server: ProviderServer) -> None:
     assert reports[2].reported_cached == 0 and reports[1].salted
 
 
+def test_a_vllm_sighting_counted_to_bound_memory_stays_cached_hours_later(
+    server: ProviderServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With one sighting allowed to wait, a second prompt makes the first one be counted: under vLLM
+    (no TTL) it is still cacheable hours later, so it is recorded, not dropped as expired."""
+    monkeypatch.setattr(sightings, "MAX_WAITING", 1)
+    server.salt_mode = True
+    now = [1_000_000.0]
+    reports: list[CacheReport] = []
+    client = _client(server, reports, provider="vllm", salt_secret=SECRET, clock=lambda: now[0])
+    other = "You are a terse translator. " + " ".join(f"term{i}" for i in range(900))
+    with sdk.tenant("acme"):
+        for system in (SYSTEM, other, SYSTEM):
+            client.chat.completions.create(model="llama", messages=_msgs("q", system=system))
+            now[0] += 3 * 3600
+    sdk.flush()
+    assert [r.verdict for r in reports] == [Verdict.EXPECTED_MISS, Verdict.EXPECTED_MISS, Verdict.HIT]
+
+
+def test_send_cache_salt_false_sends_no_salt_even_with_a_secret(server: ProviderServer) -> None:
+    server.salt_mode = True
+    reports: list[CacheReport] = []
+    client = _client(server, reports, provider="vllm", salt_secret=SECRET, send_cache_salt=False)
+    with sdk.tenant("acme"):
+        client.chat.completions.create(model="llama", messages=_msgs("a"))
+    sdk.flush()
+    (body,) = server.requests
+    assert "cache_salt" not in body and "prompt_cache_key" not in body
+    assert not reports[0].salted
+
+
 def test_async_two_tenants_concurrently(server: ProviderServer) -> None:
     reports: list[CacheReport] = []
     client = sdk.wrap(
@@ -806,6 +837,23 @@ def test_an_extended_retention_is_predicted_past_the_default_ttl(server: Provide
         now[0] += 2 * 3600
     assert [r.verdict for r in reports] == [Verdict.EXPECTED_MISS, Verdict.HIT]
     assert reports[1].predicted_cached > 1024
+
+
+def test_an_extended_retention_holds_for_every_turn_of_a_growing_conversation(server: ProviderServer) -> None:
+    """Each turn of a ``prompt_cache_retention="24h"`` conversation, two hours apart, is predicted from
+    the turn before it: what each request wrote lives 24 hours, not the 10-minute default."""
+    now = [1_000_000.0]
+    reports: list[CacheReport] = []
+    client = _client(server, reports, clock=lambda: now[0])
+    messages: list[dict] = [{"role": "system", "content": SYSTEM}]
+    for turn in range(4):
+        messages = [*messages, {"role": "user", "content": f"question {turn} " + "detail " * 300}]
+        resp = client.chat.completions.create(model="gpt-4o", messages=messages, prompt_cache_retention="24h")
+        messages = [*messages, {"role": "assistant", "content": resp.choices[0].message.content}]
+        now[0] += 2 * 3600
+    assert [r.verdict for r in reports] == [Verdict.EXPECTED_MISS] + [Verdict.HIT] * 3
+    predicted = [r.predicted_cached for r in reports]
+    assert predicted[1] < predicted[2] < predicted[3]
 
 
 def test_the_routing_rate_counts_one_organisation(server: ProviderServer) -> None:

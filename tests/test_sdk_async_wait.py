@@ -181,3 +181,21 @@ def test_an_inline_report_waits_at_most_wait_s_for_a_stuck_worker(
     client.chat.completions.create(model="gpt-4o", messages=[{"role": "user", "content": "a"}])
     assert time.monotonic() - t0 < 2.0 and not held.finished.is_set()
     assert len(reports) == 1
+
+
+def test_flush_gives_up_after_its_own_timeout_on_a_stuck_worker(blocker, monkeypatch) -> None:
+    """``sdk.flush(timeout=...)`` returns False once that timeout ran out, not after WAIT_S."""
+    monkeypatch.setattr(worker, "WAIT_S", 5.0)
+    held = blocker(1.5)
+    t0 = time.monotonic()
+    assert sdk.flush(timeout=0.2) is False
+    assert time.monotonic() - t0 < 1.0 and not held.finished.is_set()
+
+
+def test_the_workers_flush_waits_wait_s_by_default(blocker, monkeypatch) -> None:
+    """Without a timeout the worker's flush waits WAIT_S, never until a stuck job ends."""
+    monkeypatch.setattr(worker, "WAIT_S", 0.2)
+    held = blocker(1.5)
+    t0 = time.monotonic()
+    assert WORKER.flush() is False
+    assert time.monotonic() - t0 < 1.0 and not held.finished.is_set()
