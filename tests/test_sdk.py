@@ -856,6 +856,31 @@ def test_an_extended_retention_holds_for_every_turn_of_a_growing_conversation(se
     assert predicted[1] < predicted[2] < predicted[3]
 
 
+def test_a_failed_request_with_an_extended_retention_may_stay_cached_past_the_default_ttl(
+    server: ProviderServer,
+) -> None:
+    """A request that failed after the provider cached its prompt may still be cached: under
+    ``prompt_cache_retention="24h"`` it stays in the upper bound two hours later, so a hit on it is
+    within the prediction, not an alarm."""
+    now = [1_000_000.0]
+    reports: list[CacheReport] = []
+    client = _client(server, reports, clock=lambda: now[0])
+    first = _msgs("question one " + "detail " * 300)
+    client.chat.completions.create(model="gpt-4o", messages=first, prompt_cache_retention="24h")
+    now[0] += 60
+    second = [*first, {"role": "assistant", "content": "ok"}, {"role": "user", "content": "more " * 300}]
+    server.fail_next = 1
+    with pytest.raises(openai.InternalServerError):
+        client.chat.completions.create(model="gpt-4o", messages=second, prompt_cache_retention="24h")
+    now[0] += 2 * 3600
+    third = [*second, {"role": "assistant", "content": "ok"}, {"role": "user", "content": "last"}]
+    client.chat.completions.create(model="gpt-4o", messages=third, prompt_cache_retention="24h")
+    sdk.flush()
+    last = reports[-1]
+    assert last.reported_cached > reports[0].prompt_tokens  # the failed request's prompt was cached
+    assert last.verdict is not Verdict.UNEXPECTED_HIT and last.upper_bound >= last.reported_cached
+
+
 def test_the_routing_rate_counts_one_organisation(server: ProviderServer) -> None:
     """Requests of another API key (another organisation) do not add to a key's routing rate."""
     reports: list[CacheReport] = []
