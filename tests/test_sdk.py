@@ -7,6 +7,8 @@ import base64
 import gc
 import inspect
 import logging
+import time
+from concurrent.futures import ThreadPoolExecutor
 
 import openai
 import pytest
@@ -879,6 +881,35 @@ def test_a_failed_request_with_an_extended_retention_may_stay_cached_past_the_de
     last = reports[-1]
     assert last.reported_cached > reports[0].prompt_tokens  # the failed request's prompt was cached
     assert last.verdict is not Verdict.UNEXPECTED_HIT and last.upper_bound >= last.reported_cached
+
+
+def test_a_first_request_counted_while_in_flight_keeps_its_extended_retention(server: ProviderServer) -> None:
+    """A first request is counted by a second one with its head while it is still in flight; when its
+    response begins, what it wrote is recorded under its own ``prompt_cache_retention="24h"``, so two
+    hours later a request that extends it is predicted cached."""
+    now = [1_000_000.0]
+    reports: list[CacheReport] = []
+    client = _client(server, reports, clock=lambda: now[0])
+    first = _msgs("question one " + "detail " * 300)
+    server.delay = 1.0
+    with ThreadPoolExecutor(1) as pool:
+        pending = pool.submit(
+            client.chat.completions.create, model="gpt-4o", messages=first, prompt_cache_retention="24h"
+        )
+        deadline = time.monotonic() + 5
+        while not server.requests and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert sdk.flush(timeout=2)  # the first request is recorded; its response has not begun
+        client.chat.completions.create(model="gpt-4o", messages=_msgs("other"), prompt_cache_retention="24h")
+        pending.result()
+    server.delay = 0.0
+    now[0] += 2 * 3600
+    third = [*first, {"role": "assistant", "content": "ok"}, {"role": "user", "content": "last"}]
+    client.chat.completions.create(model="gpt-4o", messages=third, prompt_cache_retention="24h")
+    sdk.flush()
+    last = reports[-1]
+    assert last.reported_cached > 1500  # the first request's question is cached too
+    assert last.verdict is Verdict.HIT and last.predicted_cached == last.reported_cached
 
 
 def test_the_routing_rate_counts_one_organisation(server: ProviderServer) -> None:
