@@ -55,6 +55,7 @@ def test_wrap_returns_the_same_client_and_reports_miss_then_hit(server: Provider
     client.chat.completions.create(model="gpt-4o", messages=_msgs("two"))
     assert [r.verdict for r in reports] == [Verdict.EXPECTED_MISS, Verdict.HIT]
     assert reports[0].causes == ("new prefix",)
+    assert [r.breakpoints for r in reports] == [0, 0]  # an OpenAI request has no cache_control breakpoints
     hit = reports[1]
     assert hit.reported_cached and hit.reported_cached >= 1024
     assert abs(hit.predicted_cached - hit.reported_cached) <= 128

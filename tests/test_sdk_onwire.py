@@ -13,7 +13,7 @@ import pytest
 from sdk_server import ProviderServer
 
 import prefixlint.sdk as sdk
-from prefixlint.sdk import CacheReport, Verdict, onwire
+from prefixlint.sdk import CacheReport, Verdict, onwire, worker
 from prefixlint.sdk.worker import WORKER
 
 SYSTEM = "You are a careful assistant. " + " ".join(f"rule{i}" for i in range(900))
@@ -73,6 +73,10 @@ def test_async_clients_wake_the_worker_from_their_event_loop(
     server: ProviderServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     server.delay = 0.1
+    # Only the requests' own wake-ups, none at a lazy job's deadline: under load, the first response's
+    # job could otherwise wake the worker (and run the second request's send-side job) before the
+    # second request is on the wire.
+    monkeypatch.setattr(worker, "LAZY_S", 30.0)
     reports: list[CacheReport] = []
     client = sdk.wrap(
         openai.AsyncOpenAI(base_url=server.url + "/v1", api_key="k", max_retries=0), on_report=reports.append

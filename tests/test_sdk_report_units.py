@@ -223,7 +223,7 @@ def test_the_messages_api_adds_reads_and_writes_to_the_prompt_and_reports_each_w
     assert (report.cache_write, report.cache_write_5m, report.cache_write_1h) == (600, 200, 400)
     assert report.tokens_saved == 1400
     saved = 1400 * (3.0 - 0.3) - 200 * (3.75 - 3.0) - 400 * (6.0 - 3.0)
-    assert report.usd_saved == pytest.approx(saved / 1e6)
+    assert report.usd_saved == pytest.approx(saved / 1e6, rel=1e-12)
     # an OpenAI-shaped usage on the messages API: its input tokens exclude the cached ones too
     shaped = {"input_tokens": 1000, "input_tokens_details": {"cached_tokens": 1024}}
     assert _report(_call(api="messages"), shaped).prompt_tokens == 2024
