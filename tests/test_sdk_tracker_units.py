@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import pytest
+
 from prefixlint.analysis.payloads.pieces import PieceCache, pieces_from_request
 from prefixlint.model.providers import get_provider
 from prefixlint.model.tokens import tokenizer_for
-from prefixlint.sdk.tracker import PrefixTracker
+from prefixlint.sdk import tracker as tracker_module
+from prefixlint.sdk.tracker import PrefixTracker, tracker_for
 
 CACHE = PieceCache(tokenizer_for("openai", "gpt-4o"))
 DOMAIN = ("openai", "org", "gpt-4o", "k")
@@ -44,3 +47,15 @@ def test_the_routing_rate_counts_requests_per_routing_prefix() -> None:
     assert [tracker.route_rate(DOMAIN, _pieces(), t) for t in (0.0, 1.0, 2.0)] == [1, 2, 3]
     assert tracker.route_rate(DOMAIN, _pieces(other), 3.0) == 1  # another head: another route
     assert tracker.route_rate(DOMAIN, _pieces(question="later"), 90.0) == 1  # a minute later: alone again
+
+
+def test_each_provider_gets_one_tracker_of_its_own(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``tracker_for`` keeps one tracker per provider, built with that provider's spec (its cache model
+    and routing), and hands the same one to every client of the provider."""
+    monkeypatch.setattr(tracker_module, "_TRACKERS", {})  # as in a fresh process
+    openai_spec, anthropic_spec = get_provider("openai"), get_provider("anthropic")
+    first = tracker_for(openai_spec)
+    other = tracker_for(anthropic_spec)
+    assert tracker_for(openai_spec) is first and tracker_for(anthropic_spec) is other
+    assert other is not first
+    assert first.spec is openai_spec and other.spec is anthropic_spec
