@@ -59,3 +59,7 @@ def test_each_provider_gets_one_tracker_of_its_own(monkeypatch: pytest.MonkeyPat
     assert tracker_for(openai_spec) is first and tracker_for(anthropic_spec) is other
     assert other is not first
     assert first.spec is openai_spec and other.spec is anthropic_spec
+    # a fresh tracker watches drift: a changed stable part of one template is named
+    old, new = _pieces(), _pieces(system=SYSTEM.replace("rule7:", "rule 7:"))
+    assert first.drift.check("bot", "template", old[:1], old) is None
+    assert first.drift.check("bot", "template", new[:1], new) is not None
