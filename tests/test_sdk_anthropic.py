@@ -284,6 +284,24 @@ def test_drift_excerpts_of_a_request_cut_for_breakpoints(server: ProviderServer)
     assert "version 1" in d.before and "version 2" in d.after
 
 
+def test_with_breakpoints_off_a_marked_system_prompt_is_predicted_from_the_first_request(
+    server: ProviderServer,
+) -> None:
+    """With ``breakpoints=False`` a first request is recorded without counting its tokens; counted
+    when the second request comes, it includes its system prompt, so the hit on that prompt is
+    predicted."""
+    reports: list[CacheReport] = []
+    client = _client(server, reports, breakpoints=False)
+    system = [{"type": "text", "text": SYSTEM, "cache_control": {"type": "ephemeral"}}]
+    for question in ("first question", "second question"):
+        client.messages.create(
+            model=MODEL, max_tokens=5, system=system, messages=[{"role": "user", "content": question}]
+        )
+    assert [r.verdict for r in reports] == [Verdict.EXPECTED_MISS, Verdict.HIT]
+    hit = reports[1]  # Claude's tokenizer is approximated: the counts agree within a few tokens
+    assert hit.reported_cached > 1024 and abs(hit.predicted_cached - hit.reported_cached) <= 16
+
+
 def test_the_callers_own_breakpoints_are_read_with_automatic_breakpoints_off(server: ProviderServer) -> None:
     """``breakpoints=False`` sends the caller's ``cache_control`` as it is; the report still counts it,
     and the part it marks is the template's compared part, as with breakpoints on: a change to the
