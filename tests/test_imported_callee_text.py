@@ -5,14 +5,12 @@ dependencies."""
 
 from __future__ import annotations
 
-import textwrap
 from pathlib import Path
 
 import pytest
+from project_support import analyze_app
 
-from prefixlint.analysis.python import ProjectContext, analyze_python
 from prefixlint.analysis.python.project import def_pattern
-from prefixlint.model.settings import Settings
 
 RULES = " ".join(f"Rule {i}: answer payroll questions only, cite the form, never guess." for i in range(30))
 
@@ -62,20 +60,7 @@ def test_only_modules_that_may_define_the_callee_are_parsed(tmp_path: Path) -> N
         "recorder.py": "import functools\n\nmake_recorder = functools.partial(dict, items=[])\n",
         "limits.py": "LIMITS = {'daily': 10}\n",
     }
-    for name, text in files.items():
-        (tmp_path / name).write_text(textwrap.dedent(text))
-    settings = Settings()
-    project = ProjectContext(tmp_path, settings)
-    parsed: list[str] = []
-    real = project.load
-
-    def load(path):  # type: ignore[no-untyped-def]
-        parsed.append(Path(path).name)
-        return real(path)
-
-    project.load = load  # type: ignore[method-assign]
-    app = tmp_path / "app.py"
-    result = analyze_python(str(app), app.read_text(), settings, project)
+    result, parsed = analyze_app(tmp_path, files)
     (layout,) = result.layouts
     assert layout.segments[0].timing.value == "request"  # the stamp, followed into sender.py
     assert "sender.py" in parsed

@@ -8,6 +8,8 @@ import sys
 import textwrap
 from pathlib import Path
 
+from project_support import analyze_app
+
 from prefixlint.analysis.python import ProjectContext, analyze_python
 from prefixlint.model.settings import Settings
 
@@ -38,20 +40,7 @@ def _analyse(tmp_path: Path, helper_body: str, stamp: str) -> tuple[list, list[s
         "helpers.py": f"RULES = {RULES!r}\n\ndef build(stamp, tokenizer):\n    return {helper_body}\n",
         "tokens.py": "TOKENIZER = 'cl100k'\n",
     }
-    for name, text in files.items():
-        (tmp_path / name).write_text(textwrap.dedent(text))
-    settings = Settings()
-    project = ProjectContext(tmp_path, settings)
-    parsed: list[str] = []
-    real = project.load
-
-    def load(path):  # type: ignore[no-untyped-def]
-        parsed.append(Path(path).name)
-        return real(path)
-
-    project.load = load  # type: ignore[method-assign]
-    app = tmp_path / "app.py"
-    result = analyze_python(str(app), app.read_text(), settings, project)
+    result, parsed = analyze_app(tmp_path, files)
     return result.layouts, parsed, {Path(d).name for d in result.dependencies}
 
 
@@ -104,20 +93,7 @@ def test_a_constructor_argument_no_method_reads_is_not_evaluated(tmp_path: Path)
         """,
         "tokens.py": "TOKENIZER = 'cl100k'\n",
     }
-    for name, text in files.items():
-        (tmp_path / name).write_text(textwrap.dedent(text))
-    settings = Settings()
-    project = ProjectContext(tmp_path, settings)
-    parsed: list[str] = []
-    real = project.load
-
-    def load(path):  # type: ignore[no-untyped-def]
-        parsed.append(Path(path).name)
-        return real(path)
-
-    project.load = load  # type: ignore[method-assign]
-    app = tmp_path / "app.py"
-    result = analyze_python(str(app), app.read_text(), settings, project)
+    result, parsed = analyze_app(tmp_path, files)
     (layout,) = result.layouts
     assert layout.segments[0].timing.value == "request"  # the stamp, through the method
     assert "helpers.py" in parsed and "tokens.py" not in parsed

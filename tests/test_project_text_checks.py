@@ -3,12 +3,12 @@ speed): the text checks find every form of call and read, and a file that change
 
 from __future__ import annotations
 
-import textwrap
 from pathlib import Path
 
 import pytest
+from project_support import analyze_app
 
-from prefixlint.analysis.python import ProjectContext, analyze_python
+from prefixlint.analysis.python import ProjectContext
 from prefixlint.analysis.python.project import call_pattern, class_pattern, self_attribute_pattern
 from prefixlint.model.settings import Settings
 
@@ -84,20 +84,7 @@ def test_a_parameter_is_read_from_a_caller_whose_call_spans_lines(tmp_path: Path
         """,
         "registry.py": "from app import answer\nHANDLERS = {'answer': answer}\n",
     }
-    for name, text in files.items():
-        (tmp_path / name).write_text(textwrap.dedent(text))
-    settings = Settings()
-    project = ProjectContext(tmp_path, settings)
-    parsed: list[str] = []
-    real = project.load
-
-    def load(path):  # type: ignore[no-untyped-def]
-        parsed.append(Path(path).name)
-        return real(path)
-
-    project.load = load  # type: ignore[method-assign]
-    app = tmp_path / "app.py"
-    result = analyze_python(str(app), app.read_text(), settings, project)
+    result, parsed = analyze_app(tmp_path, files)
     (layout,) = result.layouts
     first = next(s for s in layout.segments if not s.static)
     assert first.timing.value == "request"
