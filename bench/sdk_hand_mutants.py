@@ -22,7 +22,7 @@ TESTS = [
     "tests/test_sdk_traffic.py",
     "tests/test_sdk_details.py",
 ]
-_AFTER_TRY = '        try:\n            raw = _raw_mode(kwargs, call)\n'
+_AFTER_TRY = "        try:\n            raw = _raw_mode(kwargs, call)\n"
 _AFTER_EXCEPT = '            account.done(call, getattr(result, "usage", None))\n        except Exception:'
 MUTANTS: dict[str, list[tuple[str, str, str]]] = {
     "no try/except around preparing": [
