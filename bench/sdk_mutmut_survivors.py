@@ -107,7 +107,7 @@ def main() -> None:
     for func, number, old, new in rows:
         verdict = verdicts.get(f"{func}__mutmut_{number}") or kind_of(old, new)
         kinds[verdict.split(":", 1)[0] if verdict else "not yet read"] += 1
-        print(f"| `{func}` | {number} | `{_cell(old)}` | `{_cell(new)}` | {_cell(verdict, 120)} |")
+        print(f"| `{func}` | {number} | `{_cell(old)}` | `{_cell(new)}` | {_cell(verdict, 2000)} |")
     print()
     print(f"{len(rows)} survivors: " + ", ".join(f"{k} {n}" for k, n in kinds.most_common()))
 
