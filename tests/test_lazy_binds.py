@@ -5,7 +5,6 @@ before, in the caller's environment."""
 from __future__ import annotations
 
 import sys
-import textwrap
 from pathlib import Path
 
 from project_support import analyze_app
@@ -168,11 +167,7 @@ def test_a_classmethod_helper_binds_its_arguments_after_cls(tmp_path: Path) -> N
                     return company + RULES + stamp
         """,
     }
-    for name, text in files.items():
-        (tmp_path / name).write_text(textwrap.dedent(text))
-    settings = Settings()
-    app = tmp_path / "app.py"
-    result = analyze_python(str(app), app.read_text(), settings, ProjectContext(tmp_path, settings))
+    result, _ = analyze_app(tmp_path, files)
     (layout,) = result.layouts
     stamp = next(i for i, s in enumerate(layout.segments) if not s.static)
     assert "".join(s.text for s in layout.segments[:stamp]).startswith("Acme. Rule 0:")
