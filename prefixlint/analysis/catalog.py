@@ -10,18 +10,12 @@ from __future__ import annotations
 
 import fnmatch
 import re
-import sys
 from dataclasses import dataclass, field
 from functools import cache
-from importlib import resources
 from typing import TypeVar
 
+from prefixlint.model.data import data_toml
 from prefixlint.model.layout import Cardinality, DynamicKind, Granularity
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
 
 _V = TypeVar("_V")
 
@@ -329,7 +323,7 @@ _HEAD_KINDS = _MODIFIER_KINDS
 @cache
 def catalog_toml() -> dict:
     """``data/catalog.toml`` as parsed, once per process (the catalog and the sinks both read it)."""
-    return tomllib.loads(resources.files("prefixlint.model.data").joinpath("catalog.toml").read_text("utf-8"))
+    return data_toml("catalog.toml")
 
 
 @cache

@@ -7,16 +7,11 @@ minimum lives in exactly one place.
 from __future__ import annotations
 
 import fnmatch
-import sys
 from dataclasses import dataclass, field
 from functools import cache
-from importlib import resources
 from typing import Any
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - exercised on Python 3.10 only
-    import tomli as tomllib
+from prefixlint.model.data import data_toml
 
 _MODEL_KEYS = (
     "min_cacheable_tokens",
@@ -124,8 +119,7 @@ class ProviderSpec:
 
 @cache
 def _raw_file() -> dict[str, Any]:
-    text = resources.files("prefixlint.model.data").joinpath("providers.toml").read_text("utf-8")
-    return tomllib.loads(text)
+    return data_toml("providers.toml")
 
 
 def pricing_meta() -> dict[str, str]:

@@ -9,17 +9,11 @@ and ``prefixlint diff`` use all of them to name the kind of a value that varies.
 from __future__ import annotations
 
 import re
-import sys
 from dataclasses import dataclass
 from functools import cache
-from importlib import resources
 
+from prefixlint.model.data import data_toml
 from prefixlint.model.layout import DynamicKind
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - exercised on Python 3.10 only
-    import tomli as tomllib
 
 
 @dataclass(frozen=True)
@@ -48,9 +42,8 @@ class VolatileMatch:
 @cache
 def volatile_patterns() -> tuple[VolatilePattern, ...]:
     """Every pattern of the catalog, in file order (the more specific ones first)."""
-    raw = resources.files("prefixlint.model.data").joinpath("catalog.toml").read_text("utf-8")
     out = []
-    for entry in tomllib.loads(raw).get("volatile-patterns", ()):
+    for entry in data_toml("catalog.toml").get("volatile-patterns", ()):
         out.append(
             VolatilePattern(
                 name=entry["name"],

@@ -452,12 +452,17 @@ _CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
 
 def _child_fields(kind: type) -> tuple[str, ...]:
     """The fields of ``kind`` that can hold meaningful nodes, in reversed source order."""
-    try:
-        hints = typing.get_type_hints(kind)
-    except Exception:  # a node type of a newer libcst with hints this Python cannot resolve
-        hints = {}
+    fields = dataclasses.fields(kind)
+    # libcst's fields carry their types as objects; only a forward reference (``"CompIf"``) needs
+    # ``get_type_hints``, which evaluates every annotation of the class and its bases
+    hints: dict[str, Any] = {f.name: f.type for f in fields}
+    if any(_forward(t) for t in hints.values()):
+        try:
+            hints = typing.get_type_hints(kind)
+        except Exception:  # a node type of a newer libcst with hints this Python cannot resolve
+            hints = {}
     names = []
-    for f in dataclasses.fields(kind):
+    for f in fields:
         classes = _classes(hints[f.name]) if f.name in hints else [cst.CSTNode]  # unknown: walk it
         if any(issubclass(c, cst.CSTNode) and not issubclass(c, _SKIPPED) for c in classes):
             names.append(f.name)
@@ -465,6 +470,13 @@ def _child_fields(kind: type) -> tuple[str, ...]:
     ordered = first + [n for n in names if n not in first]
     _CHILD_FIELDS[kind] = out = tuple(reversed(ordered))
     return out
+
+
+def _forward(hint: object) -> bool:
+    """True when a type hint names a class by a string anywhere (``Sequence["CompIf"]``)."""
+    if isinstance(hint, (str, typing.ForwardRef)):
+        return True
+    return any(_forward(arg) for arg in typing.get_args(hint))
 
 
 def _classes(hint: object) -> list[type]:

@@ -14,6 +14,7 @@ import os
 import re
 from bisect import bisect_right
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 from prefixlint.analysis.python.collect import ModuleInfo, parse_module, resolved
@@ -188,19 +189,19 @@ class ProjectContext:
         self._modules[key] = (sig, info)
         return info
 
-    def load_if(self, path: Path | str, pattern: re.Pattern[str]) -> ModuleInfo | None:
+    def load_if(self, path: Path | str, pattern: TextTest) -> ModuleInfo | None:
         """:meth:`load`, but a file not parsed yet whose text ``pattern`` does not find is not parsed
         (None): a cheap test of the text ahead of a search of its nodes that would find nothing."""
         key = resolved(str(path))
         return self.load(key) if self.may_hold(key, pattern) else None
 
-    def may_hold(self, path: Path | str, pattern: re.Pattern[str]) -> bool:
+    def may_hold(self, path: Path | str, pattern: TextTest) -> bool:
         """False when the file is not parsed yet and ``pattern`` does not find its text."""
         key = resolved(str(path))
         if key in self._modules:
             return True
         text, _error = read_source(key)
-        return text is None or pattern.search(text) is not None
+        return text is None or pattern.search(text)
 
     def known(self, path: str, text: str) -> ModuleInfo | None:
         """The module already parsed for ``path`` (as another file's import) when its text is ``text``.
@@ -238,24 +239,40 @@ _DIGITS = frozenset(b"0123456789")
 _GAP = r"(?:\s|\\|\)|#[^\n]*)*"
 
 
-def call_pattern(name: str) -> re.Pattern[str]:
+@dataclass(frozen=True)
+class TextTest:
+    """A regular expression that only matches a text holding ``needle``.
+
+    Most texts are ruled out by the plain substring test; the expression is compiled (once, by
+    ``re``'s cache) and searched only in the others. A check asks this of a few dozen names, most of
+    them in no file, and compiling each name's expression up front cost a few milliseconds a check.
+    """
+
+    needle: str
+    regex: str
+
+    def search(self, text: str) -> bool:
+        return self.needle in text and re.search(self.regex, text) is not None
+
+
+def call_pattern(name: str) -> TextTest:
     """Text a call whose callee ends in ``name`` must contain: ``name(``, ``x.name (``, ``name[k](``."""
-    return re.compile(re.escape(name) + _GAP + r"[(\[]")
+    return TextTest(name, re.escape(name) + _GAP + r"[(\[]")
 
 
-def def_pattern(name: str) -> re.Pattern[str]:
+def def_pattern(name: str) -> TextTest:
     """Text a module that defines function or method ``name`` must contain: ``def name``."""
-    return re.compile(r"def(?:\s|\\)+" + re.escape(name) + r"(?!\w)")
+    return TextTest(name, r"def(?:\s|\\)+" + re.escape(name) + r"(?!\w)")
 
 
-def class_pattern(name: str) -> re.Pattern[str]:
+def class_pattern(name: str) -> TextTest:
     """Text a module that defines class ``name`` must contain."""
-    return re.compile(r"class(?:\s|\\)+" + re.escape(name) + r"(?!\w)")
+    return TextTest(name, r"class(?:\s|\\)+" + re.escape(name) + r"(?!\w)")
 
 
-def self_attribute_pattern(name: str) -> re.Pattern[str]:
+def self_attribute_pattern(name: str) -> TextTest:
     """Text a read of ``self.name`` must contain (``self.name``, ``self . name``, ``(self).name``)."""
-    return re.compile(r"self" + _GAP + r"\." + _GAP + re.escape(name))
+    return TextTest(name, r"self" + _GAP + r"\." + _GAP + re.escape(name))
 
 
 def _whole_identifier(blob: bytes, i: int, n: int) -> bool:
