@@ -1,3 +1,3 @@
-from prefixlint.cli import main
+from prefixlint.cli import entry
 
-main()
+entry()

@@ -7,8 +7,10 @@ line (``--help``, other commands, a ``check`` line the fast path leaves to typer
 app, built on first use: ``check``, ``rules``, ``rule``, ``diff`` and ``audit`` are registered directly; the
 :data:`MOUNTS` sub-apps are imported only when used, so a ``check`` never imports torch or httpx.
 
-Exit codes: 0 clean, 1 findings, 2 usage, configuration or internal error. The process exits
-normally (``sys.exit``): ``atexit`` handlers run, so ``coverage run -m prefixlint`` keeps its data.
+Exit codes: 0 clean, 1 findings, 2 usage, configuration or internal error. ``atexit`` handlers
+always run, so ``coverage run -m prefixlint`` keeps its data. A ``check`` started from the command
+line (:func:`entry`) then ends without tearing its objects down one by one, as mypy does: that
+teardown was 15-25 ms of a 0.45 s one-file check.
 """
 
 from __future__ import annotations
@@ -50,6 +52,40 @@ def main(argv: Sequence[str] | None = None) -> None:
     except Exception as exc:
         code = _internal_error(args, exc)
     sys.exit(code)
+
+
+def entry() -> None:
+    """The ``prefixlint`` console script and ``python -m prefixlint``: :func:`main`, and a ``check``
+    ends at once (:func:`_leave`). Code that calls :func:`main` itself gets its ``SystemExit``."""
+    try:
+        main()
+    except SystemExit as done:
+        code = done.code
+        if sys.argv[1:2] == ["check"] and isinstance(code, int):
+            _leave(code)
+        raise
+
+
+def _leave(code: int) -> None:
+    """End the process now, once ``atexit`` handlers have run and the output is flushed.
+
+    Only where nothing else could be cut short: a single thread, no tracer or profiler (whose report
+    is written after this function returns), and CPython's ``atexit`` runner at hand. Otherwise it
+    returns, and the caller exits as usual.
+    """
+    import atexit
+    import threading
+
+    run_handlers = getattr(atexit, "_run_exitfuncs", None)
+    if run_handlers is None or threading.active_count() > 1 or sys.gettrace() or sys.getprofile():
+        return
+    run_handlers()
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except (OSError, ValueError):  # a closed pipe: the normal exit would fail to flush it too
+        return
+    os._exit(code)
 
 
 def _run(args: list[str]) -> int:

@@ -207,6 +207,55 @@ def test_atexit_handlers_run_after_a_check(tmp_path: Path) -> None:
     assert proc.returncode == 0 and marker.exists()
 
 
+_TEARDOWN_MARKER = """
+import os
+
+
+class _Torn:
+    # what it calls is bound now: late in a teardown, module globals may be gone already
+    def __del__(self, _open=os.open, _close=os.close, _flags=os.O_CREAT | os.O_WRONLY):
+        _close(_open({marker!r}, _flags))
+
+
+torn = _Torn()  # deleted only when the interpreter tears its modules down
+"""
+
+
+def _check_with_teardown_marker(
+    tmp_path: Path, command: list[str]
+) -> tuple[subprocess.CompletedProcess[str], Path]:
+    marker = tmp_path / "torn-down"
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "sitecustomize.py").write_text(_TEARDOWN_MARKER.format(marker=str(marker)))
+    env = {**os.environ, "PYTHONPATH": f"{site}{os.pathsep}{REPO}"}
+    proc = subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=240)
+    return proc, marker
+
+
+def test_a_check_from_the_command_line_ends_without_tearing_down_its_objects(tmp_path: Path) -> None:
+    """``python -m prefixlint check`` leaves at once, after atexit handlers, with its whole report."""
+    (tmp_path / "a.py").write_text(UNUSED)
+    proc, marker = _check_with_teardown_marker(
+        tmp_path, [sys.executable, "-m", "prefixlint", "check", "--output-format", "json", "a.py"]
+    )
+    assert proc.returncode == 1, proc.stderr  # the PFX900 finding: the exit code survives
+    assert [f["code"] for f in json.loads(proc.stdout)] == ["PFX900"]  # flushed, whole
+    assert not marker.exists()
+
+
+def test_main_called_by_other_code_exits_as_usual(tmp_path: Path) -> None:
+    (tmp_path / "a.py").write_text(UNUSED)
+    script = (
+        "import sys\nfrom prefixlint.cli import main\n"
+        "sys.argv = ['prefixlint', 'check', 'a.py']\n"
+        "try:\n    main()\nexcept SystemExit as exc:\n    print('caught', exc.code)\n"
+    )
+    proc, marker = _check_with_teardown_marker(tmp_path, [sys.executable, "-c", script])
+    assert proc.stdout.strip().splitlines()[-1] == "caught 1", proc.stderr
+    assert marker.exists()
+
+
 # --- commands that cannot be loaded -----------------------------------------------------------------
 
 

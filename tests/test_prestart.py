@@ -51,9 +51,18 @@ def _gone(pid: int) -> bool:
     except ProcessLookupError:
         return True
     try:
-        return Path(f"/proc/{pid}/stat").read_text().split()[2] == "Z"
+        # the state follows the command name, which is in brackets and may hold spaces
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z"
     except OSError:
         return not Path("/proc").is_dir()  # elsewhere: assume so
+
+
+def _ends(pid: int, within: float = 10.0) -> bool:
+    """The process ends on its own within ``within`` seconds (a finished worker is not waited for)."""
+    deadline = time.monotonic() + within
+    while not _gone(pid) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    return _gone(pid)
 
 
 def _prestarted_pid() -> int:
@@ -70,7 +79,20 @@ def test_the_prestarted_worker_does_the_work() -> None:
     pid = _prestarted_pid()
     results = _run(4, _pid_and_square)
     assert results == [(pid, 0), (pid, 1), (pid, 4), (pid, 9)]
-    assert not workers._PRESTARTED and _gone(pid)
+    assert not workers._PRESTARTED and _ends(pid)
+
+
+def test_a_finished_worker_is_not_waited_for_and_is_reaped_by_the_next_run() -> None:
+    """The run returns once every result is in; the worker's exit is collected later, leaving no zombie."""
+    first = _run(2, _pid_and_square)
+    pid = first[0][0]  # type: ignore[index]
+    assert pid in workers._EXITING
+    assert _ends(pid)  # told to stop, it ends on its own
+    second = _run(1, _pid_and_square)
+    assert pid not in workers._EXITING
+    with pytest.raises(ProcessLookupError):
+        os.kill(pid, 0)  # reaped: not even a zombie is left
+    assert second[0][0] in workers._EXITING  # type: ignore[index]
 
 
 def test_a_prestarted_worker_that_dies_before_its_work_is_replaced_by_a_fork() -> None:
@@ -93,7 +115,7 @@ def test_work_that_cannot_be_pickled_runs_in_a_fork_and_the_prestarted_worker_is
     workers.prestart(lambda: None)
     pid = _prestarted_pid()
     assert [r[1] for r in _run(3, lambda i: (os.getpid(), i + 1))] == [1, 2, 3]  # type: ignore[index]
-    assert _gone(pid)
+    assert _ends(pid)
 
 
 def test_an_unused_prestarted_worker_is_killed() -> None:
