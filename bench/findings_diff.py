@@ -24,6 +24,9 @@ import tempfile
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from bench.child_cpu import adopt_orphans, reap_orphans  # noqa: E402
 
 
 def report(tree: Path, cache: Path) -> tuple[str, float]:
@@ -32,6 +35,7 @@ def report(tree: Path, cache: Path) -> tuple[str, float]:
     cmd = [sys.executable, "-P", "-m", "prefixlint", "check", "--output-format", "json", "--no-cache", "."]
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     done = subprocess.run(cmd, cwd=tree, env=env, capture_output=True, text=True)
+    reap_orphans()  # workers the check did not wait for
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     return done.stdout, cpu
@@ -49,6 +53,7 @@ def differences(old: str, new: str) -> tuple[list[str], list[str]]:
 
 
 def main(argv: list[str] | None = None) -> int:
+    adopt_orphans()  # the CPU figures count the workers a check leaves to end on their own
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--trees", type=Path, required=True, help="a folder of repository trees")
     parser.add_argument("--out", type=Path, required=True, help="where the reports are written")

@@ -60,6 +60,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+from bench.child_cpu import adopt_orphans, reap_orphans  # noqa: E402
+
 SECTION = "## Linter speed"
 
 
@@ -615,6 +617,7 @@ def timed_command(cmd: Sequence[str], cwd: Path, env: dict[str, str]) -> tuple[f
     start = time.perf_counter()
     proc = subprocess.run(list(cmd), cwd=cwd, env=env, capture_output=True, check=False)
     wall = time.perf_counter() - start
+    reap_orphans()  # workers the command did not wait for: their CPU counts, not their exit's wait
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     return wall, cpu, proc.stdout, proc.returncode
@@ -839,6 +842,7 @@ PARTS = ("devset", "one-file", "stdlib", "synthetic", "json")
 
 
 def main() -> None:
+    adopt_orphans()  # the CPU columns count the workers a check leaves to end on their own
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only", action="append", choices=PARTS, help="run only these parts (repeatable)")
     parser.add_argument("--files", type=int, default=300, help="prompt-heavy modules (default 300)")
