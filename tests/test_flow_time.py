@@ -1,7 +1,7 @@
 """How often a time value changes (``analysis/python/kinds.py``, ``timegrain.py``): formats given as
 constants, ``format()``, ``int``/``round`` of ``time.time()``, ``isoformat(timespec=...)``,
-``replace(...=0)``, ISO prefixes, fields, and ``bool``. A day or a year is PFX111 (a few values); finer
-than that is PFX101 (a miss on every request).
+``replace(...=0)``, ISO prefixes, fields, ``bool`` and comparisons. A day or a year is PFX111 (a few
+values), a flag computed from one too; finer than that is PFX101 (a miss on every request).
 """
 
 from __future__ import annotations
@@ -39,6 +39,12 @@ CASES = [
     ("datetime.now().isoformat()[:10]", "PFX111", "day", "few", "datetime.now().isoformat()"),
     ("datetime.now().year", "PFX111", "year", "few", None),
     ("bool(datetime.now())", "PFX101", None, "few", None),
+    # a flag changes at most as often as what it tests: a weekend flag at most once a day (PFX111,
+    # named after the date it reads); a flag of a finer value claims only its few values
+    ("datetime.now().weekday() > 4", "PFX111", "day", "few", "datetime.now().weekday()"),
+    ("bool(date.today().weekday() >= 5)", "PFX111", "day", "few", "date.today().weekday()"),
+    ("not date.today().isoformat().startswith(DAY)", "PFX111", "day", "few", "date.today().isoformat()"),
+    ("datetime.now().hour > 12", "PFX101", None, "few", None),
     ("date.today().ctime()", "PFX111", "day", "few", None),  # a finer view of a date is still a date
     ("datetime.now().ctime()", "PFX101", "second", "per_request", None),
     ("datetime.now().date().isoformat()", "PFX111", "day", "few", None),

@@ -17,8 +17,10 @@ class DateBeforeStatic(DynamicBeforeStatic):
     day, so it costs about one full miss per cache per day: small next to a value that changes on
     every request, but real for a large prompt with little traffic, or with a cache that lives for
     hours (DeepSeek's disk cache, OpenAI's 24-hour retention). A month or a year is reported here
-    too, and says so. Low severity and on by default; a team that accepts one miss a day turns it
-    off with ``ignore = ["PFX111"]``. Timestamps finer than a day are PFX101.
+    too, and says so, as is a flag computed from a date (``date.today().weekday() >= 5``): it
+    changes at most as often as the date, and the finding names the date it reads. Low severity and
+    on by default; a team that accepts one miss a day turns it off with ``ignore = ["PFX111"]``.
+    Timestamps finer than a day are PFX101.
 
     Fix: put the static text first and the date after it, or in the last user message. The unsafe
     fix moves the line that holds the value to the end.

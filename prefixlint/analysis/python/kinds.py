@@ -22,7 +22,7 @@ from prefixlint.analysis.python.collect import ClassInfo, ModuleInfo, evaluated
 from prefixlint.analysis.python.env import Env
 from prefixlint.analysis.python.resolve import annotation_name, find_param, local_ops, ops_before
 from prefixlint.analysis.python.sources import dotted_name, dynamic, is_static, join_text, name_kind, static
-from prefixlint.analysis.python.taint import KEEP, derive, dominant
+from prefixlint.analysis.python.taint import KEEP, derive, dominant, flag_granularity
 from prefixlint.model.layout import (
     Cardinality,
     DynamicKind,
@@ -299,7 +299,8 @@ class KindsMixin:
         loc = env.mod.loc(node)
         label = env.mod.source(node)[:60]
         if meth in BOOL_METHODS:
-            return derive(segs, label, loc, pure=True, granularity=None, cardinality=Cardinality.FEW)
+            grain = flag_granularity(segs)
+            return derive(segs, label, loc, pure=True, granularity=grain, cardinality=Cardinality.FEW)
         if meth in TEXT_METHODS and any(s.static and s.text.strip() for s in segs):
             return segs  # ``PROMPT.strip()``: the same text, piece by piece
         d = dominant(segs)
@@ -356,7 +357,7 @@ class KindsMixin:
         grain: Granularity | object | None = KEEP
         card: Cardinality | object | None = KEEP
         if name == "bool":
-            grain, card = None, Cardinality.FEW
+            grain, card = flag_granularity(inputs), Cardinality.FEW
         elif name == "format" and len(node.args) > 1 and d is not None:
             spec = self._static_text(node.args[1].value, env)
             if spec is not None and timegrain.has_directive(spec):
@@ -466,7 +467,7 @@ class KindsMixin:
             env.mod.source(node)[:60],
             env.mod.loc(node),
             pure=True,
-            granularity=None,
+            granularity=flag_granularity(inputs),
             cardinality=Cardinality.FEW,
         )
         return got if got is not None else [static(env.mod.source(node), env.mod.loc(node))]

@@ -52,6 +52,19 @@ def dominant(segs: list[Segment]) -> Segment | None:
     return best
 
 
+def flag_granularity(inputs: list[Segment]) -> Granularity | None:
+    """The granularity of a flag computed from ``inputs`` (``now.weekday() > 4``, ``bool(today)``).
+
+    A flag changes at most as often as the value it tests, so one computed from a date still
+    changes at most once a day. Below a day the flag is not the value's resolution ("to the
+    second"), and only its few values are claimed: None.
+    """
+    d = dominant(inputs)
+    if d is None or d.granularity is None or d.granularity.sub_day:
+        return None
+    return d.granularity
+
+
 def derive(
     inputs: list[Segment],
     label: str,
