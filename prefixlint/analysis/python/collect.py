@@ -81,6 +81,9 @@ class ModuleInfo:
     returns: dict[cst.FunctionDef, list[cst.Return]] = field(default_factory=dict)
     # function -> ops per local name (filled by ``resolve.local_ops``, kept as long as the module)
     local_ops: dict[cst.FunctionDef, Any] = field(default_factory=dict, repr=False, compare=False)
+    # module-level name -> its assignments and ``+=`` in source order, when it has more than one
+    # (filled by ``resolve.rebound_ops``)
+    module_ops: dict[str, Any] | None = field(default=None, repr=False, compare=False)
     # module-level tables: ``NAME = {"key": value}`` and ``NAME["key"] = value`` -> NAME -> key -> value
     dict_items: dict[str, dict[str, cst.BaseExpression]] = field(default_factory=dict)
     # id(function) -> the calls in its own body (filled on first use by ``sendpaths.function_sites``)

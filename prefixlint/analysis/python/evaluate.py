@@ -9,6 +9,7 @@ it travelled through. Message lists and tools live in :mod:`.messages`.
 
 from __future__ import annotations
 
+import sys
 import textwrap
 from collections.abc import Mapping
 from typing import NamedTuple
@@ -29,7 +30,7 @@ from prefixlint.analysis.python.messages import MessagesMixin, _target_names
 from prefixlint.analysis.python.objects import class_of
 from prefixlint.analysis.python.pieces import decode_literal
 from prefixlint.analysis.python.project import ProjectContext, def_pattern
-from prefixlint.analysis.python.resolve import annotation_name, find_param, local_ops, ops_before
+from prefixlint.analysis.python.resolve import annotation_name, find_param, local_ops, ops_before, rebound_ops
 from prefixlint.analysis.python.sources import (
     GATHER,
     PASS_THROUGH_FUNCS,
@@ -232,6 +233,10 @@ class Evaluator(TemplateMixin, MessagesMixin, KindsMixin):
                 at = env.mod.pos(env.func)
                 return with_chain(self.text(node, evolve(env, func=outer, pos=at, bindings={})), loc)
         if name in env.mod.assigns:
+            rebound = rebound_ops(env.mod, name) if env.func is None else None
+            before = ops_before(rebound, env.pos) if rebound else None
+            if before:  # ``SYSTEM = SYSTEM + RULES`` at module level: the value it has there
+                return with_chain(self._replay_text(before, env), loc)
             return with_chain(self.constant(env.mod, name), loc)
         if name in env.mod.imports:
             got = self._imported_text(env.mod, name, env)
@@ -282,8 +287,12 @@ class Evaluator(TemplateMixin, MessagesMixin, KindsMixin):
         self._const_cache[key] = [dynamic(DynamicKind.UNKNOWN, Timing.PROCESS, name, None, confidence=0.3)]
         self._const_busy.add(key)
         value = mod.assigns[name]
+        rebound = rebound_ops(mod, name)
         try:
-            segs = self.text(value, self.module_env(mod).at(mod.pos(value)))
+            if rebound:  # assigned, then changed: its final value, built in source order
+                segs = self._replay_text(ops_before(rebound, sys.maxsize), self.module_env(mod))
+            else:
+                segs = self.text(value, self.module_env(mod).at(mod.pos(value)))
         finally:
             self._const_busy.discard(key)
         self._const_cache[key] = segs

@@ -35,6 +35,22 @@ def local_ops(mod: ModuleInfo, func: cst.FunctionDef) -> dict[str, list[Op]]:
     return ops
 
 
+def rebound_ops(mod: ModuleInfo, name: str) -> list[Op] | None:
+    """The assignments and ``+=`` of module-level ``name`` in source order, when there is more than
+    one (``SYSTEM = f"{now}"`` then ``SYSTEM = SYSTEM + RULES``, or ``SYSTEM += RULES``); else None,
+    and its one assignment (:attr:`ModuleInfo.assigns`) is its value."""
+    if mod.module_ops is None:
+        ops: dict[str, list[Op]] = {}
+        for stmt in mod.module.body:
+            _walk_stmt(mod, stmt, ops, conditional=False, loop_iter=None)
+        mod.module_ops = {
+            n: kept
+            for n, all_ops in ops.items()
+            if len(kept := [op for op in all_ops if op.kind in ("assign", "aug")]) > 1
+        }
+    return mod.module_ops.get(name)
+
+
 def _body(node: cst.BaseSuite) -> list[cst.CSTNode]:
     if isinstance(node, cst.IndentedBlock):
         return list(node.body)
