@@ -762,14 +762,20 @@ class Evaluator(TemplateMixin, MessagesMixin, KindsMixin):
         if value is None and name in env.mod.assigns:
             value = env.mod.assigns[name]
             venv = self.module_env(env.mod).at(env.mod.pos(value))
+        return self._constructed(value, venv)
+
+    def _constructed(
+        self, value: cst.BaseExpression | None, venv: Env
+    ) -> tuple[ClassInfo, ModuleInfo, Mapping[str, list[Segment]]] | None:
+        """The project class that ``SomeClass(...)`` makes, and its ``__init__`` bindings."""
         if not isinstance(value, cst.Call) or not isinstance(value.func, cst.Name):
             return None
         cname = value.func.value
         found: tuple[ClassInfo, ModuleInfo] | None = None
-        if cname in env.mod.classes:
-            found = env.mod.classes[cname], env.mod
-        elif cname in env.mod.imports:
-            got = self._imported(env.mod, cname)
+        if cname in venv.mod.classes:
+            found = venv.mod.classes[cname], venv.mod
+        elif cname in venv.mod.imports:
+            got = self._imported(venv.mod, cname)
             if got is not None and got[1] in got[0].classes:
                 found = got[0].classes[got[1]], got[0]
         if found is None:
@@ -817,6 +823,11 @@ class Evaluator(TemplateMixin, MessagesMixin, KindsMixin):
                 inst = self._instance(base, env)
                 if inst is not None and attr in inst[0].methods:
                     return FnRef(inst[0].methods[attr], inst[1], inst[0], inst[2])
+        if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Call):
+            # ``Bot(config).ask(q)``: a method of the object made right there
+            made = self._constructed(func.value, env)
+            if made is not None and func.attr.value in made[0].methods:
+                return FnRef(made[0].methods[func.attr.value], made[1], made[0], made[2])
         if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Attribute):
             # ``self.helper.build()``: a method of the class the attribute is declared with
             owner = class_of(self, func.value, env)
