@@ -91,3 +91,58 @@ def test_a_call_on_something_that_is_not_a_project_class_is_not_followed(tmp_pat
     # ``other.Bot`` is not in the project: what its ``ask`` does is not known, nothing is claimed
     # (the project's own ``Bot.ask`` has no caller in view and reads ``persona`` by its name)
     assert ("PFX101", "shop/app.py", 8) not in findings(tmp_path, app)
+
+
+KEPT = f'''
+from openai import OpenAI
+
+RULES = """{RULES}"""
+
+
+class Keeper:
+    def __init__(self, persona):
+        self.client = OpenAI()
+        self.persona = persona
+
+    def ask(self, question):
+        resp = self.client.chat.completions.create(
+            model="gpt-4o",
+            messages=[
+                {{"role": "system", "content": self.persona + RULES}},
+                {{"role": "user", "content": question}},
+            ],
+        )
+        return resp.choices[0].message.content
+'''
+
+
+@pytest.mark.parametrize(
+    "use",
+    [
+        "bots.Bot().ask(PERSONA, q)",
+        "keeper.Keeper(PERSONA).ask(q)",
+        "k = keeper.Keeper(PERSONA)\n    return k.ask(q)",
+    ],
+    ids=["method", "init", "init-then-method"],
+)
+def test_a_class_made_through_its_module_is_followed(tmp_path: Path, use: str) -> None:
+    """``bots.Bot(...)`` with ``from shop import bot as bots``: the module's class, and a caller of
+    its ``__init__`` (``persona`` is then the static text passed, not a user's identity)."""
+    (tmp_path / "shop").mkdir()
+    (tmp_path / "shop" / "keeper.py").write_text(KEPT)
+    body = use if use.startswith("k =") else f"return {use}"
+    app = f"""
+    from shop import bot as bots
+    from shop import keeper
+
+    PERSONA = "You are Ava.\\n"
+
+
+    def handle(q):
+        {body}
+    """
+    got = findings(tmp_path, app)
+    used, unused = ("shop/bot.py", "shop/keeper.py") if "bots." in use else ("shop/keeper.py", "shop/bot.py")
+    assert [f for f in got if f[1] == used] == []
+    # the class nobody makes in view: its ``persona`` is read by its name (what the call prevents)
+    assert [f[:2] for f in got if f[1] == unused] == [("PFX104", unused)]

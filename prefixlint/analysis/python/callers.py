@@ -20,6 +20,7 @@ import libcst as cst
 from prefixlint.analysis.python.collect import CallSite, ClassInfo, ModuleInfo
 from prefixlint.analysis.python.env import Env
 from prefixlint.analysis.python.project import call_pattern
+from prefixlint.analysis.python.records import constructor_class
 from prefixlint.analysis.python.sources import dotted_name, name_kind, with_chain
 from prefixlint.model.layout import DynamicKind, Segment, SourceLocation, Timing, evolve
 
@@ -114,15 +115,9 @@ def _calls(
 ) -> bool:
     env = Env(mod=cmod, func=site.func, cls=site.cls, pos=cmod.pos(site.node))
     func = site.node.func
-    if init:
-        if not isinstance(func, cst.Name) or cls is None:
-            return False
-        if cmod.classes.get(func.value) is cls:
-            return True
-        if func.value in cmod.imports:
-            got = ev._imported(cmod, func.value)
-            return got is not None and got[1] is not None and got[0].classes.get(got[1]) is cls
-        return False
+    if init:  # ``Bot(...)``, or ``bots.Bot(...)`` through an imported module
+        made = constructor_class(ev, site.node, env) if cls is not None else None
+        return made is not None and made[0] is cls
     fn = ev._function_for(func, env)
     return fn is not None and fn.fdef is fdef
 

@@ -767,17 +767,11 @@ class Evaluator(TemplateMixin, MessagesMixin, KindsMixin):
     def _constructed(
         self, value: cst.BaseExpression | None, venv: Env
     ) -> tuple[ClassInfo, ModuleInfo, Mapping[str, list[Segment]]] | None:
-        """The project class that ``SomeClass(...)`` makes, and its ``__init__`` bindings."""
-        if not isinstance(value, cst.Call) or not isinstance(value.func, cst.Name):
+        """The project class that ``SomeClass(...)`` (or ``module.SomeClass(...)``) makes, and its
+        ``__init__`` bindings."""
+        if not isinstance(value, cst.Call):
             return None
-        cname = value.func.value
-        found: tuple[ClassInfo, ModuleInfo] | None = None
-        if cname in venv.mod.classes:
-            found = venv.mod.classes[cname], venv.mod
-        elif cname in venv.mod.imports:
-            got = self._imported(venv.mod, cname)
-            if got is not None and got[1] in got[0].classes:
-                found = got[0].classes[got[1]], got[0]
+        found = records.constructor_class(self, value, venv)  # ``Bot(...)``, ``bots.Bot(...)``
         if found is None:
             return None
         init = found[0].methods.get("__init__")
