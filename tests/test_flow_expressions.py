@@ -259,3 +259,35 @@ def test_the_id_of_an_object_is_a_memory_address(tmp_path: Path) -> None:
     )
     assert [where(f) for f in got] == [("PFX403", row(3), 21)]
     assert "memory address" in got[0]["message"]
+
+
+def test_names_unpacked_from_a_tuple_of_values_take_their_own_item(tmp_path: Path) -> None:
+    got = found(
+        tmp_path,
+        """
+        def ask(q):
+            header, persona = f"Now {datetime.now().isoformat()}\\n", "You are Ava.\\n"
+            system = header + persona + RULES
+            return @SEND@
+        """,
+    )
+    # the time is reported where it is made; ``persona`` is the static text it was given, not a
+    # user's identity read from its name
+    assert [where(f) for f in got] == [("PFX101", row(3), 30)]
+
+
+def test_names_unpacked_from_a_call_are_not_split(tmp_path: Path) -> None:
+    got = found(
+        tmp_path,
+        """
+        def parts():
+            return "You are Ava.\\n", RULES
+
+        def ask(q):
+            persona, rules = parts()
+            system = persona + rules
+            return @SEND@
+        """,
+    )
+    # what each name holds is not read from a call's result, and a name alone claims nothing here
+    assert got == []

@@ -134,6 +134,8 @@ def _small(
                 ops.setdefault(tgt.target.value, []).append(
                     Op("assign", small.value, pos, small, conditional, loop_iter)
                 )
+            for name, value in _unpacked(tgt.target, small.value):
+                ops.setdefault(name, []).append(Op("assign", value, pos, small, conditional, loop_iter))
     elif isinstance(small, cst.AnnAssign) and small.value is not None and isinstance(small.target, cst.Name):
         ops.setdefault(small.target.value, []).append(
             Op("assign", small.value, pos, small, conditional, loop_iter)
@@ -154,6 +156,21 @@ def _small(
         ):
             arg = call.args[-1].value
             ops.setdefault(f.value.value, []).append(Op(f.attr.value, arg, pos, call, conditional, loop_iter))
+
+
+def _unpacked(target: cst.BaseExpression, value: cst.BaseExpression) -> list[tuple[str, cst.BaseExpression]]:
+    """``(name, value)`` pairs of ``a, b = x, y``: a tuple or list of names given as many plain items.
+    Anything else (``a, b = f()``, a starred item) says nothing of each name."""
+    if not isinstance(target, (cst.Tuple, cst.List)) or not isinstance(value, (cst.Tuple, cst.List)):
+        return []
+    names, values = target.elements, value.elements
+    if len(names) != len(values) or any(isinstance(el, cst.StarredElement) for el in (*names, *values)):
+        return []
+    return [
+        (name.value.value, item.value)
+        for name, item in zip(names, values, strict=True)
+        if isinstance(name.value, cst.Name)
+    ]
 
 
 def ops_before(ops: list[Op], pos: int) -> list[Op]:
