@@ -320,9 +320,9 @@ _MODIFIER_KINDS = (
 _HEAD_KINDS = _MODIFIER_KINDS
 
 
-@cache
 def catalog_toml() -> dict:
-    """``data/catalog.toml`` as parsed, once per process (the catalog and the sinks both read it)."""
+    """``data/catalog.toml`` as parsed, once per process (the catalog and the sinks both read it;
+    :func:`~prefixlint.model.data.data_toml` keeps it)."""
     return data_toml("catalog.toml")
 
 

@@ -117,19 +117,14 @@ class ProviderSpec:
         return _rules_for(self.name, model or "")
 
 
-@cache
-def _raw_file() -> dict[str, Any]:
-    return data_toml("providers.toml")
-
-
 def pricing_meta() -> dict[str, str]:
     """When the prices in the data file were read (``as_of``), their currency, unit and source."""
-    return {k: str(v) for k, v in _raw_file().get("pricing", {}).items()}
+    return {k: str(v) for k, v in data_toml("providers.toml").get("pricing", {}).items()}
 
 
 @cache
 def _data() -> dict[str, Any]:
-    data = dict(_raw_file())
+    data = dict(data_toml("providers.toml"))
     data.pop("pricing", None)  # the date of the prices, not a provider (see ``pricing_meta``)
     for name, entry in data.items():
         parent = entry.get("inherits")

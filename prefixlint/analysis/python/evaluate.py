@@ -286,12 +286,12 @@ class Evaluator(TemplateMixin, MessagesMixin, KindsMixin):
             return self._const_cache[key]
         self._const_cache[key] = [dynamic(DynamicKind.UNKNOWN, Timing.PROCESS, name, None, confidence=0.3)]
         self._const_busy.add(key)
-        value = mod.assigns[name]
         rebound = rebound_ops(mod, name)
         try:
             if rebound:  # assigned, then changed: its final value, built in source order
                 segs = self._replay_text(ops_before(rebound, sys.maxsize), self.module_env(mod))
             else:
+                value = mod.assigns[name]
                 segs = self.text(value, self.module_env(mod).at(mod.pos(value)))
         finally:
             self._const_busy.discard(key)
