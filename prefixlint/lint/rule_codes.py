@@ -11,14 +11,13 @@ otherwise the real registry answers.
 from __future__ import annotations
 
 import json
-import os
 import sys
 from collections.abc import Iterable
 from pathlib import Path
 
 from prefixlint.lint.config import ConfigError
 from prefixlint.lint.result_cache import code_fingerprint, third_party_plugins
-from prefixlint.model.files import write_atomic
+from prefixlint.model.files import user_cache_dir, write_atomic
 from prefixlint.model.settings import Settings
 from prefixlint.rules.selection import is_selected
 
@@ -26,9 +25,7 @@ _CODES: list[str] = []
 
 
 def _user_cache_file() -> Path:
-    root = os.environ.get("PREFIXLINT_CACHE_HOME") or os.environ.get("XDG_CACHE_HOME")
-    base = Path(root) if root else Path.home() / ".cache"
-    return base / "prefixlint" / "rules.json"
+    return user_cache_dir() / "rules.json"
 
 
 def _registry_codes() -> list[str]:

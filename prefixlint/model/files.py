@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import os
 import tempfile
+from pathlib import Path
 
 
 def file_key(path: str) -> tuple[int, int] | None:
@@ -14,6 +15,13 @@ def file_key(path: str) -> tuple[int, int] | None:
     except OSError:
         return None
     return st.st_mtime_ns, st.st_size
+
+
+def user_cache_dir() -> Path:
+    """prefixlint's folder in the user's cache: ``$PREFIXLINT_CACHE_HOME``, ``$XDG_CACHE_HOME`` or
+    ``~/.cache``, then ``prefixlint`` (the tokenizer's tables, the rule codes, libcst's code)."""
+    root = os.environ.get("PREFIXLINT_CACHE_HOME") or os.environ.get("XDG_CACHE_HOME")
+    return (Path(root) if root else Path.home() / ".cache") / "prefixlint"
 
 
 def write_atomic(path: str | os.PathLike[str], data: str | bytes, *, keep_mode: bool = False) -> None:

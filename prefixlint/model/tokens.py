@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from functools import cache, lru_cache
 from pathlib import Path
 
-from prefixlint.model.files import write_atomic
+from prefixlint.model.files import user_cache_dir, write_atomic
 
 log = logging.getLogger(__name__)
 
@@ -82,9 +82,7 @@ def _estimate_ids(text: str) -> list[int]:
 
 
 def _cache_dir() -> Path:
-    root = os.environ.get("PREFIXLINT_CACHE_HOME") or os.environ.get("XDG_CACHE_HOME")
-    base = Path(root) if root else Path.home() / ".cache"
-    return base / "prefixlint" / "tiktoken"
+    return user_cache_dir() / "tiktoken"
 
 
 def _bundled_gz(name: str) -> Path | None:

@@ -14,6 +14,10 @@ The public entry point is :func:`analyze_python`.
 
 from __future__ import annotations
 
+# First, on purpose: libcst is imported with the code its node classes compiled in an earlier run.
+import prefixlint.analysis.libcst_import  # noqa: F401
+
+# isort: split
 import re
 
 import libcst as cst
