@@ -9,8 +9,10 @@ It serves ``/v1/chat/completions``, ``/v1/responses`` and ``/v1/messages`` (with
   lookback, 5m/1h writes, ``input_tokens`` excluding cached and written tokens.
 
 It tokenizes with its own framing (cl100k by default, ``tokenizer="chars"`` for a cheap one), so the
-client's counts never match it by construction. ``mode = "over"`` claims 97% cached on everything;
-``mode = "under"`` reports no cache hits (as an eviction would).
+client's counts never match it by construction; an image part counts as providers count it, by its
+size in pixels (prefixlint's rule for the provider, as they publish it), not as its base64 text.
+``mode = "over"`` claims 97% cached on everything; ``mode = "under"`` reports no cache hits (as an
+eviction would).
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from starlette.responses import JSONResponse, StreamingResponse
 from starlette.routing import Route
 
 from prefixlint.live.serving import BackgroundServer
+from prefixlint.model.images import image_text
 
 BLOCK = 16
 
@@ -113,6 +116,12 @@ class ProviderServer:
                 for j, part in enumerate(content):
                     text = part.get("text") if isinstance(part, dict) else str(part)
                     head = f"<|{role}|>" if j == 0 else ""
+                    image = image_text(part)
+                    if image is not None:  # as providers count an image: by its size, not its base64
+                        add(head, part)
+                        seed = int.from_bytes(hashlib.blake2b(image.encode(), digest_size=4).digest(), "big")
+                        units[-1] = (units[-1][0] + [seed + i for i in range(image.tokens)], units[-1][1])
+                        continue
                     add(head + (text if text is not None else _dumps(part)), part)
         if api == "messages" and isinstance(body.get("cache_control"), dict) and units:
             units[-1] = (units[-1][0], body["cache_control"].get("ttl", "5m"))

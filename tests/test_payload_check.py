@@ -175,8 +175,9 @@ def test_real_chat_payload_timestamp_in_system_prompt(server: ProviderServer, tm
     text_line = path.read_text().splitlines()[line - 1]
     col = f["location"]["column"] - 1
     assert text_line[col : col + 20] == "2026-11-29T10:15:03Z"
-    # the static tail: the rules, the image turn, the tool call and its result; not the new user turn
-    assert f["impact"]["tokens_lost"] > 500 and f["impact"]["exact"] is True
+    # the static tail: the rules, the image turn, the tool call and its result; not the new user turn.
+    # Not exact: the image's tokens are the provider rule's estimate (85 at detail low)
+    assert f["impact"]["tokens_lost"] > 500 and f["impact"]["exact"] is False
 
 
 def test_real_anthropic_payload_breakpoints(server: ProviderServer, tmp_path: Path) -> None:

@@ -75,7 +75,7 @@ def test_chat_body_with_tools_format_parts_and_tool_calls() -> None:
             "messages[1].content[1]",
             "messages",
             "user",
-            '{"type":"image_url","image_url":{"url":"u"}}',
+            "[image: url u, size not read, ~765 tokens]",  # an image by URL: a stand-in size
             True,
             "1h",
             1,

@@ -479,7 +479,8 @@ class PartitionReplay:
         price = self.options.prices.price(rec.provider, rec.model)
         long_ttl = any(p.ttl == "1h" for p in pieces)
         m = s.model(rec.provider, model)
-        m.tokens_exact = m.tokens_exact and tok.exact
+        # an image's tokens are the provider rule's estimate (prefixlint/model/images.py)
+        m.tokens_exact = m.tokens_exact and tok.exact and not any(p.estimated for p in pieces)
         m.requests += 1
         m.prompt += prompt
         m.simulated += pred.cached

@@ -21,6 +21,7 @@ class Piece:
     ``digest`` hashes the content, ``chain`` hashes the content and everything before it, ``end`` is
     the token position where the piece ends. ``sketch`` holds one hash per full block of
     :data:`SKETCH_BLOCK` tokens (no text). ``text`` is kept only when the caller asks for it.
+    ``estimated``: the count comes from a rule, not a tokenizer (an image, by its size in pixels).
     """
 
     path: str
@@ -35,6 +36,7 @@ class Piece:
     ttl: str | None = None
     message_index: int | None = None
     text: str | None = None
+    estimated: bool = False  # ``tokens`` is an estimate whatever the tokenizer (an image's)
 
 
 def common_blocks(a: Iterable[int], b: Iterable[int]) -> int:

@@ -65,6 +65,8 @@ class Accountant:
             if call.api == "messages" and call.pieces:  # cut only now: the caller's own breakpoints
                 call.caller_marks = has_cache_control(call.body, call.pieces)
                 call.breakpoints = sum(1 for p in call.pieces if p.ttl)
+        if call.pieces and any(p.estimated for p in call.pieces):  # an image: counted by a rule
+            call.tokens_exact = False
         if not opts.verify or not call.pieces:
             return
         pieces = call.pieces

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from prefixlint.model.images import ImageText
 from prefixlint.model.pieces import SKETCH_BLOCK, Piece, common_blocks
 from prefixlint.model.tokens import Tokenizer
 
@@ -105,7 +106,9 @@ def first_divergence(
 
 def _within(x: Piece, tx: str, ty: str, chars: int, tokenizer: Tokenizer) -> int:
     """Tokens of the diverging piece ``x`` that the other piece shares: its message overhead, then
-    the leading tokens both texts encode to alike."""
+    the leading tokens both texts encode to alike (none of two different images)."""
+    if isinstance(tx, ImageText) or isinstance(ty, ImageText):
+        return max(0, x.tokens - tx.tokens) if isinstance(tx, ImageText) else 0
     overhead = max(0, x.tokens - tokenizer.count(tx))
     return overhead + shared_tokens(tokenizer, tx, ty, chars)
 

@@ -13,6 +13,7 @@ from typing import Any
 
 from prefixlint.analysis.payloads.chunks import CHUNKED_ENCODINGS, MAX_BYTES, MIN_TEXT, ChunkCache
 from prefixlint.analysis.payloads.markers import VolatileText
+from prefixlint.model.images import ImageText, image_text
 from prefixlint.model.layout import Section
 from prefixlint.model.pieces import SKETCH_BLOCK, Piece
 from prefixlint.model.tokens import Tokenizer
@@ -144,6 +145,9 @@ class PieceCache:
         self.misses += 1
         if len(self._entries) >= self.max_entries:
             self._entries.clear()
+        if type(text) is ImageText:
+            entry = self._entries[key] = self._image_entry(section, role, text)
+            return entry
         if not text:
             ids = []
         elif len(text) >= MIN_TEXT and self.chunks is not None:
@@ -166,6 +170,16 @@ class PieceCache:
         entry = _Entry(len(ids), digest, sketch)
         self._entries[key] = entry
         return entry
+
+    @staticmethod
+    def _image_entry(section: str, role: str | None, image: ImageText) -> _Entry:
+        """An image's entry: its estimated tokens, and one sketch block per :data:`SKETCH_BLOCK` of
+        them derived from its digest (the same image gives the same blocks, another image none)."""
+        digest = blake2b(
+            f"{section}\x00{role or ''}\x00{image}".encode("utf-8", "surrogatepass"), digest_size=16
+        ).digest()
+        sketch = tuple(hash((digest, i)) for i in range(image.tokens // SKETCH_BLOCK))
+        return _Entry(image.tokens, digest, sketch)
 
     def seed(self, section: str, role: str | None, text: str, tokens: int) -> None:
         """Remember a text whose token count is known without tokenizing it (no sketch: it is never
@@ -267,6 +281,9 @@ def _part_text(part: Any) -> tuple[str, bool]:
         if part.get("type") in _TEXT_TYPES and isinstance(part.get("text"), str):
             text = part["text"]
             return text, not isinstance(text, VolatileText)
+        image = image_text(part)  # counted by its size in pixels, not as base64 text
+        if image is not None:
+            return image, True
         return _dumps(_without_cache_control(part)), True
     return _dumps(part), True
 
@@ -530,6 +547,7 @@ def _append_pieces(progress: _Progress, raws: Iterable[_Raw], cache: PieceCache,
                 ttl,
                 mi,
                 text if keep_text else None,
+                type(text) is ImageText,
             )
         )
 
@@ -668,7 +686,21 @@ def uncounted_pieces(
         digest = cache.peek_digest(section._value_, role, text)  # the head's were taken when it was sent
         prev = cache.chain(prev, digest)
         out.append(
-            Piece(path, section, role, 0, digest, prev, 0, (), stable, ttl, mi, text if keep_text else None)
+            Piece(
+                path,
+                section,
+                role,
+                0,
+                digest,
+                prev,
+                0,
+                (),
+                stable,
+                ttl,
+                mi,
+                text if keep_text else None,
+                type(text) is ImageText,
+            )
         )
         texts.append(text)
     return _with_top_level_breakpoint(body, api, out), texts

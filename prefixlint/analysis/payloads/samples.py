@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from prefixlint.analysis.payloads.documents import Payload
+from prefixlint.model.images import ImageText
 from prefixlint.model.layout import SourceLocation
 from prefixlint.model.pieces import Piece
 from prefixlint.model.tokens import Tokenizer
@@ -141,6 +142,16 @@ def make_sample(
     for i, p in enumerate(pieces):
         s.first_unit.append(len(s.keys))
         text = p.text or ""
+        if isinstance(text, ImageText):  # one unit: the image, weighing its estimated tokens
+            first_of_message = p.message_index is not None and p.message_index != last_msg
+            last_msg = p.message_index if p.message_index is not None else last_msg
+            overhead = max(0, p.tokens - text.tokens) if first_of_message else 0
+            marker = -1 - _ROLES.get(p.role or "", 9)
+            s.keys.extend([marker] * overhead + [str(text)])
+            s.weights.extend([1.0] * overhead + [float(text.tokens)])
+            s.piece_of.extend([i] * (overhead + 1))
+            s._offsets.extend([(-1, -1)] * overhead + [(0, len(text))])  # no ids to decode
+            continue
         words: list[tuple[str, float, int, int]] = []
         if enc is not None:
             ids = tokenizer.encode(text)

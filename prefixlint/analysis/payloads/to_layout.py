@@ -75,6 +75,7 @@ def layout_from_pieces(
                 is_last_user_message=p.role == "user" and p.message_index == last_user_msg,
             )
         )
+    exact = exact and not any(p.estimated for p in pieces)  # an image's tokens: the provider rule's
     return Layout(segments=segs, provider=provider, model=model, sink_name=api, tokens_exact=exact, samples=1)
 
 
