@@ -30,8 +30,8 @@ class Bot:
         self.client = OpenAI()
         self.model = model
 
-    def ask(self, persona, question):
-        system = persona + RULES
+    def ask(self, customer_name, question):
+        system = customer_name + RULES
         resp = self.client.chat.completions.create(
             model=self.model,
             messages=[{{"role": "system", "content": system}}, {{"role": "user", "content": question}}],
@@ -52,7 +52,7 @@ def findings(root: Path, app: str) -> list[tuple[str, str, int]]:
 
 @pytest.mark.parametrize("made", ["Bot()", 'Bot(model="gpt-4o-mini")'])
 def test_a_static_argument_through_a_new_object_is_static(tmp_path: Path, made: str) -> None:
-    # ``persona`` would otherwise be read by its name (a user's identity) and reported
+    # ``customer_name`` would otherwise be read by its name (a user's identity) and reported
     app = f"""
     from shop.bot import Bot
 
@@ -89,7 +89,7 @@ def test_a_call_on_something_that_is_not_a_project_class_is_not_followed(tmp_pat
         return Bot().ask(f"Now: {datetime.now().isoformat()}\\n", q)
     """
     # ``other.Bot`` is not in the project: what its ``ask`` does is not known, nothing is claimed
-    # (the project's own ``Bot.ask`` has no caller in view and reads ``persona`` by its name)
+    # (the project's own ``Bot.ask`` has no caller in view and reads ``customer_name`` by its name)
     assert ("PFX101", "shop/app.py", 8) not in findings(tmp_path, app)
 
 
@@ -100,15 +100,15 @@ RULES = """{RULES}"""
 
 
 class Keeper:
-    def __init__(self, persona):
+    def __init__(self, customer_name):
         self.client = OpenAI()
-        self.persona = persona
+        self.customer_name = customer_name
 
     def ask(self, question):
         resp = self.client.chat.completions.create(
             model="gpt-4o",
             messages=[
-                {{"role": "system", "content": self.persona + RULES}},
+                {{"role": "system", "content": self.customer_name + RULES}},
                 {{"role": "user", "content": question}},
             ],
         )
@@ -127,7 +127,7 @@ class Keeper:
 )
 def test_a_class_made_through_its_module_is_followed(tmp_path: Path, use: str) -> None:
     """``bots.Bot(...)`` with ``from shop import bot as bots``: the module's class, and a caller of
-    its ``__init__`` (``persona`` is then the static text passed, not a user's identity)."""
+    its ``__init__`` (``customer_name`` is then the static text passed, not a user's identity)."""
     (tmp_path / "shop").mkdir()
     (tmp_path / "shop" / "keeper.py").write_text(KEPT)
     body = use if use.startswith("k =") else f"return {use}"
@@ -144,5 +144,5 @@ def test_a_class_made_through_its_module_is_followed(tmp_path: Path, use: str) -
     got = findings(tmp_path, app)
     used, unused = ("shop/bot.py", "shop/keeper.py") if "bots." in use else ("shop/keeper.py", "shop/bot.py")
     assert [f for f in got if f[1] == used] == []
-    # the class nobody makes in view: its ``persona`` is read by its name (what the call prevents)
+    # the class nobody makes in view: its ``customer_name`` is read by its name (what the call prevents)
     assert [f[:2] for f in got if f[1] == unused] == [("PFX104", unused)]

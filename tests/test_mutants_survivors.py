@@ -317,12 +317,12 @@ def test_a_package_at_the_project_root_is_found_from_a_subfolder(tmp_path: Path)
 def test_a_prompt_named_placeholder_ahead_of_the_rules_is_not_reported(tmp_path: Path) -> None:
     """``{{ system_prompt }}`` opening a template file: a value named as a prompt is most likely
     fixed text put in by the program, so it is kept at a confidence too low to report; a
-    placeholder named as a persona is still reported.
+    placeholder named as a user's identity is still reported.
     Catches: the low confidence of a prompt-named placeholder raised (``bindings``: 0.2 -> 1.2)."""
     body = "\n" + PARAGRAPH * 3
-    files = {"prompts/agent.j2": "{{ system_prompt }}" + body, "prompts/persona.j2": "{{ persona }}" + body}
+    files = {"prompts/agent.j2": "{{ system_prompt }}" + body, "prompts/user.j2": "{{ user_name }}" + body}
     found = check(tmp_path, files)
-    assert [(f["code"], f["filename"]) for f in found] == [("PFX104", "prompts/persona.j2")]
+    assert [(f["code"], f["filename"]) for f in found] == [("PFX104", "prompts/user.j2")]
 
 
 def test_a_placeholder_after_a_translated_block_is_located_at_its_braces(tmp_path: Path) -> None:

@@ -318,6 +318,16 @@ def test_cardinality_is_read_from_names_and_annotations(
     assert seg.cardinality is card
 
 
+def test_a_persona_is_one_of_a_few_texts_not_a_user_identity(tmp_path: Path) -> None:
+    """A persona is the assistant's character: fixed per deployment or picked from a few (an editor's
+    perspective, a support voice). Read as the user's identity, a persona parameter with no caller in
+    view was reported as PFX104, "changes per request", which its name does not tell."""
+    seg = value(tmp_path, "persona", params="question, persona")
+    assert seg.kind is not DynamicKind.USER_IDENTITY
+    assert seg.cardinality is Cardinality.FEW
+    assert value(tmp_path, "user_name", params="question, user_name").kind is DynamicKind.USER_IDENTITY
+
+
 def test_a_comparison_of_a_per_request_value_takes_two_values(tmp_path: Path) -> None:
     seg = value(tmp_path, "len(question) > 200")
     assert seg.timing is Timing.REQUEST and seg.cardinality is Cardinality.FEW
