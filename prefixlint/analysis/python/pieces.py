@@ -128,19 +128,10 @@ def _moved(
         return None
     col = loc.col - (start[1] if line == 0 else 0)
     offset = line_starts[line] + max(col, 0)
-    i = bisect_right(offsets, offset) - 1
-    if i < 0 or offset > len(text):
+    if bisect_right(offsets, offset) < 1 or offset > len(text):
         return None
-    base, pline, pcol, one_line = pieces[i]
-    within = text[base:offset]
-    newlines = 0 if one_line else within.count("\n")
-    new_line = pline + newlines + 1
-    if one_line:  # each escape (``\\n``, ``\\t``) is two source characters
-        new_col = pcol + len(within) + sum(within.count(c) for c in "\n\t\\")
-    elif newlines:
-        new_col = len(within) - within.rfind("\n") - 1
-    else:
-        new_col = pcol + len(within)
+    _, line0, new_col, _ = position(text, start, pieces, offset)
+    new_line = line0 + 1
     width = None
     if loc.end_line == loc.line and loc.end_col is not None:
         width = loc.end_col - loc.col
@@ -151,3 +142,45 @@ def _moved(
         end_line=new_line if width is not None else loc.end_line,
         end_col=new_col + width if width is not None else loc.end_col,
     )
+
+
+def position(text: str, start: tuple[int, int], pieces: tuple[Piece, ...], offset: int) -> Piece:
+    """Where character ``offset`` of a template's ``text`` sits: ``(offset, 0-based line, column,
+    one_line)``, from its pieces, or from ``start`` for a text written as one literal."""
+    if not pieces or offset < pieces[0][0]:
+        within = text[:offset]
+        newlines = within.count("\n")
+        if newlines:
+            return offset, start[0] + newlines, offset - within.rfind("\n") - 1, False
+        return offset, start[0], start[1] + offset, False
+    base, line, col, one_line = pieces[bisect_right([p[0] for p in pieces], offset) - 1]
+    within = text[base:offset]
+    if one_line:  # each escape (``\\n``, ``\\t``) is two source characters
+        return offset, line, col + len(within) + sum(within.count(c) for c in "\n\t\\"), True
+    newlines = within.count("\n")
+    if newlines:
+        return offset, line + newlines, len(within) - within.rfind("\n") - 1, False
+    return offset, line, col + len(within), False
+
+
+def replaced_pieces(
+    text: str, start: tuple[int, int], pieces: tuple[Piece, ...], old: str, new: str
+) -> tuple[str, tuple[Piece, ...]]:
+    """``text.replace(old, new)`` and the pieces of the result: each kept run of the old text stays
+    where it was written; the text put in comes from elsewhere and stays with the piece before it."""
+    out: list[str] = []
+    made: list[Piece] = []
+    size = at = 0
+    while True:
+        found = text.find(old, at)
+        end = len(text) if found < 0 else found
+        if end > at:
+            _, line, col, one_line = position(text, start, pieces, at)
+            made.append((size, line, col, one_line))
+            out.append(text[at:end])
+            size += end - at
+        if found < 0:
+            return "".join(out), tuple(made)
+        out.append(new)
+        size += len(new)
+        at = found + len(old)

@@ -25,7 +25,7 @@ from prefixlint.analysis.python.collect import ModuleInfo, evaluated
 from prefixlint.analysis.python.constants import table_item
 from prefixlint.analysis.python.env import Env
 from prefixlint.analysis.python.objects import class_of, field_default
-from prefixlint.analysis.python.pieces import Piece, relocate, string_pieces
+from prefixlint.analysis.python.pieces import Piece, relocate, replaced_pieces, string_pieces
 from prefixlint.analysis.python.resolve import find_param, local_ops, ops_before
 from prefixlint.analysis.python.sources import dotted_name, is_static, join_text, static, with_chain
 from prefixlint.analysis.python.taint import dominant
@@ -189,6 +189,8 @@ class TemplateMixin:
         if isinstance(node, cst.Call):
             f = node.func
             name = dotted_name(f)
+            if isinstance(f, cst.Attribute) and f.attr.value == "replace":
+                return self._replaced_source(node, f.value, env, depth)
             legacy = len(node.args) >= 2 and name in (
                 "read_text",
                 "resources.read_text",
@@ -221,6 +223,22 @@ class TemplateMixin:
                 node.right, env, depth + 1
             )
         return None
+
+    def _replaced_source(
+        self, node: cst.Call, recv: cst.BaseExpression, env: Env, depth: int
+    ) -> TemplateSrc | None:
+        """``TEMPLATE.replace("{tools}", TOOLS)`` with constant texts: the template with it done, its
+        other placeholders still where they are written (to be filled by a ``.format`` after it)."""
+        args = node.args
+        if len(args) != 2 or any(a.keyword is not None or a.star for a in args):
+            return None
+        old, new = (self._constant_text(a.value, env) for a in args)
+        got = self.template_source(recv, env, depth + 1) if old and new is not None else None
+        if got is None or old not in got.text:
+            return got
+        start = (got.line_offset, got.col_offset)
+        text, pieces = replaced_pieces(got.text, start, got.pieces, old, new)  # type: ignore[arg-type]
+        return evolve(got, text=text, pieces=pieces, literal=None)
 
     def _constant_text(self, node: cst.BaseExpression, env: Env) -> str | None:
         """The text of an f-string's expression when it is a constant (``{RULES}``), else None."""
