@@ -19,6 +19,7 @@ import libcst as cst
 
 from prefixlint.analysis.python.collect import CallSite, ClassInfo, ModuleInfo
 from prefixlint.analysis.python.env import Env
+from prefixlint.analysis.python.lazy_binds import bound_args
 from prefixlint.analysis.python.project import call_pattern
 from prefixlint.analysis.python.records import constructor_class
 from prefixlint.analysis.python.sources import dotted_name, name_kind, with_chain
@@ -126,23 +127,8 @@ def arg_nodes(
     fdef: cst.FunctionDef, call: cst.Call, env: Env, skip_self: bool
 ) -> dict[str, tuple[cst.BaseExpression, Env]]:
     """Parameter name -> the argument expression the call passes for it (and where to read it)."""
-    params = [*fdef.params.posonly_params, *fdef.params.params]
-    if skip_self and params and params[0].name.value in ("self", "cls"):
-        params = params[1:]
-    names = {p.name.value for p in (*params, *fdef.params.kwonly_params)}
-    out: dict[str, tuple[cst.BaseExpression, Env]] = {}
-    i = 0
-    for arg in call.args:
-        if arg.keyword is not None:
-            if arg.keyword.value in names:
-                out[arg.keyword.value] = (arg.value, env)
-        elif arg.star:
-            continue
-        else:
-            if i < len(params):
-                out[params[i].name.value] = (arg.value, env)
-            i += 1
-    return out
+    passed = bound_args(fdef, call, skip_self, env.mod.star_args)
+    return {name: (node, env) for name, node in passed.items()}
 
 
 def _rank(segs: list[Segment]) -> tuple[int, int, int]:

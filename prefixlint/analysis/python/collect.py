@@ -88,6 +88,11 @@ class ModuleInfo:
     dict_items: dict[str, dict[str, cst.BaseExpression]] = field(default_factory=dict)
     # id(function) -> the calls in its own body (filled on first use by ``sendpaths.function_sites``)
     calls_by_func: dict[int, list[CallSite]] | None = field(default=None, repr=False, compare=False)
+    # what a call of this module passes to a helper's ``*args``/``**kwargs``, made once (by the ids
+    # of the call and the helper) so that the nodes, and the ids memos key on, live with the module
+    star_args: dict[tuple[int, int, bool], dict[str, cst.BaseExpression]] = field(
+        default_factory=dict, repr=False, compare=False
+    )
     _positions: LazyPositions | None = field(default=None, repr=False)
 
     @property

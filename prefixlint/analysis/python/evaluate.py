@@ -831,7 +831,7 @@ class Evaluator(TemplateMixin, MessagesMixin, KindsMixin):
 
     def bind_args(self, fdef: cst.FunctionDef, call: cst.Call, env: Env, skip_self: bool) -> LazyBindings:
         """The call's arguments by parameter name, each evaluated where the call is when first read."""
-        return LazyBindings(self, env, bound_args(fdef, call, skip_self))
+        return LazyBindings(self, env, bound_args(fdef, call, skip_self, env.mod.star_args))
 
     def call_function(
         self,

@@ -25,24 +25,68 @@ if TYPE_CHECKING:
     from prefixlint.analysis.python.evaluate import Evaluator
 
 
-def bound_args(fdef: cst.FunctionDef, call: cst.Call, skip_self: bool) -> dict[str, cst.BaseExpression]:
-    """Parameter name -> the argument expression ``call`` passes it (a later argument wins)."""
+def bound_args(
+    fdef: cst.FunctionDef, call: cst.Call, skip_self: bool, made: dict | None = None
+) -> dict[str, cst.BaseExpression]:
+    """Parameter name -> the argument expression ``call`` passes it (a later argument wins).
+
+    A ``*args`` parameter gets a tuple of the positional arguments no other parameter takes, a
+    ``**kwargs`` one a dict of the keyword arguments no other parameter takes (``*xs`` and ``**kw``
+    passed along are kept in them). Those two are made once per call and helper in ``made`` (the
+    calling module's :attr:`~.collect.ModuleInfo.star_args`), so they keep their ids.
+    """
     params = [*fdef.params.posonly_params, *fdef.params.params]
     if skip_self and params and params[0].name.value in ("self", "cls"):
         params = params[1:]
     out: dict[str, cst.BaseExpression] = {}
     names = {p.name.value for p in (*params, *fdef.params.kwonly_params)}
+    extra: list[cst.Arg] = []
     i = 0
     for arg in call.args:
         if arg.keyword is not None:
             if arg.keyword.value in names:
                 out[arg.keyword.value] = arg.value
+            else:
+                extra.append(arg)
         elif arg.star:
-            continue
+            extra.append(arg)
         else:
             if i < len(params):
                 out[params[i].name.value] = arg.value
+            else:
+                extra.append(arg)
             i += 1
+    if extra:
+        out.update(_star_params(fdef, call, skip_self, extra, made))
+    return out
+
+
+def _star_params(
+    fdef: cst.FunctionDef, call: cst.Call, skip_self: bool, extra: list[cst.Arg], made: dict | None
+) -> dict[str, cst.BaseExpression]:
+    """``*args`` and ``**kwargs`` of ``fdef`` bound to what ``call`` passes beyond its other parameters."""
+    key = (id(call), id(fdef), skip_self)
+    if made is not None and key in made:
+        return made[key]
+    out: dict[str, cst.BaseExpression] = {}
+    star, double = fdef.params.star_arg, fdef.params.star_kwarg
+    positional = [a for a in extra if a.keyword is None and a.star != "**"]
+    if isinstance(star, cst.Param) and positional:
+        out[star.name.value] = cst.Tuple(
+            [cst.StarredElement(a.value) if a.star == "*" else cst.Element(a.value) for a in positional]
+        )
+    keywords = [a for a in extra if a.keyword is not None or a.star == "**"]
+    if double is not None and keywords:
+        out[double.name.value] = cst.Dict(
+            [
+                cst.StarredDictElement(a.value)
+                if a.keyword is None
+                else cst.DictElement(cst.SimpleString(repr(a.keyword.value)), a.value)
+                for a in keywords
+            ]
+        )
+    if made is not None:
+        made[key] = out
     return out
 
 
@@ -61,6 +105,11 @@ class LazyBindings(Mapping[str, list[Segment]]):
         self._args = args
         self._values: dict[str, list[Segment]] = {}
         self._state = (ev.template_mode, ev._forced_templates)
+
+    def argument(self, name: str) -> tuple[cst.BaseExpression, Env] | None:
+        """The expression the call passes for ``name``, and where to read it (None: not passed)."""
+        node = self._args.get(name)
+        return (node, self._env) if node is not None else None
 
     def __getitem__(self, name: str) -> list[Segment]:
         got = self._values.get(name)

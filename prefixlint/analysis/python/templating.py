@@ -128,6 +128,13 @@ class TemplateMixin:
             if any(mark in rest for mark in "{}$%"):
                 return None  # its placeholders would be placed as if they continued the head
             return evolve(head, text=head.text + rest, literal=None)  # (a moved line would stay ahead of it)
+        if isinstance(node, cst.Name) and not self._reassigned_param(node.value, env):  # type: ignore[attr-defined]
+            argument = getattr(env.bindings, "argument", None)  # a call's bindings (LazyBindings)
+            bound = argument(node.value) if argument is not None else None
+            if bound is not None:  # the template the caller passes, read where it is written
+                got = self.template_source(bound[0], bound[1], depth + 1)
+                if got is not None:
+                    return got
         if (
             isinstance(node, cst.Name)
             and node.value in env.bindings
@@ -577,6 +584,10 @@ class TemplateMixin:
         """The dict literal ``node`` is, or that a local name was last set to (``.format(**values)``)."""
         if isinstance(node, cst.Dict):
             return node, env
+        argument = getattr(env.bindings, "argument", None)  # a call's bindings (LazyBindings)
+        bound = argument(node.value) if argument is not None and isinstance(node, cst.Name) else None
+        if bound is not None:  # a helper's parameter: the dict its caller passes (``**kwargs`` too)
+            return self.dict_literal(*bound)
         if isinstance(node, cst.Name) and env.func is not None:
             ops = local_ops(env.mod, env.func).get(node.value)
             if ops:
