@@ -65,9 +65,11 @@ def invoke(args: list[str], cwd: Path, input: str | bytes | None = None) -> tupl
     return result.exit_code, result.stdout, result.stderr
 
 
-def run_cli(args: list[str], cwd: Path, input: bytes | None = None) -> subprocess.CompletedProcess[bytes]:
-    """Run ``python -m prefixlint`` as a real subprocess."""
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
+def run_cli(
+    args: list[str], cwd: Path, input: bytes | None = None, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[bytes]:
+    """Run ``python -m prefixlint`` as a real subprocess (``env``: variables set on top of ours)."""
+    env = {**os.environ, "PYTHONPATH": str(REPO), **(env or {})}
     return subprocess.run(
         [sys.executable, "-m", "prefixlint", *args],
         cwd=cwd,

@@ -11,8 +11,6 @@ import io
 import json
 import os
 import pickle
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +22,7 @@ from prefixlint.analysis.payloads.pieces import MESSAGE_OVERHEAD, PieceCache, pi
 from prefixlint.analysis.payloads.to_layout import layout_from_request
 from prefixlint.model.images import ImageText, base64_size, image_rule, image_size, image_text
 from prefixlint.model.tokens import tokenizer_for
+from tests.cli_support import run_cli
 
 
 def encoded(fmt: str, size: tuple[int, int], *, mode: str = "RGB", noise: int = 0, **save: Any) -> bytes:
@@ -186,14 +185,7 @@ def test_check_prices_a_payload_with_an_image_in_its_estimated_tokens(tmp_path: 
     body["messages"].insert(2, {"role": "assistant", "content": "A white square with some noise."})
     body["messages"].append({"role": "user", "content": "Anything else?"})
     (tmp_path / "request.json").write_text(json.dumps(body, indent=2))
-    proc = subprocess.run(
-        [sys.executable, "-m", "prefixlint", "check", "--no-cache", "--output-format=json", "request.json"],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    proc = run_cli(["check", "--no-cache", "--output-format=json", "request.json"], tmp_path)
     assert proc.returncode == 1, proc.stderr
     [finding] = json.loads(proc.stdout)
     assert finding["code"] == "PFX110"

@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.cli_support import run_cli
+
 # What every libcst node class's generated methods are, as plain data: the code and the annotations.
 _DESCRIBE = r"""
 import dataclasses, json, sys
@@ -141,16 +143,8 @@ def test_a_check_reads_the_same_findings_with_and_without_kept_code(tmp_path: Pa
     )
     outs = []
     for _ in range(2):  # the first keeps the code, the second reuses it
-        env = {**os.environ, "PREFIXLINT_CACHE_HOME": str(tmp_path / "home")}
-        proc = subprocess.run(
-            [sys.executable, "-m", "prefixlint", "check", "--no-cache", "--output-format", "json", "app.py"],
-            cwd=tmp_path,
-            capture_output=True,
-            text=True,
-            env=env,
-            check=False,
-            timeout=120,
-        )
+        home = {"PREFIXLINT_CACHE_HOME": str(tmp_path / "home")}
+        proc = run_cli(["check", "--no-cache", "--output-format", "json", "app.py"], tmp_path, env=home)
         assert proc.returncode == 1, proc.stderr
         outs.append(json.loads(proc.stdout))
     assert [f["code"] for f in outs[0]] == ["PFX101"]
