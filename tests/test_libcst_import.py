@@ -150,3 +150,12 @@ def test_a_check_reads_the_same_findings_with_and_without_kept_code(tmp_path: Pa
     assert [f["code"] for f in outs[0]] == ["PFX101"]
     assert outs[0] == outs[1]
     assert _cache_files(tmp_path / "home")
+
+
+def test_no_home_folder_to_find_only_costs_the_reuse(tmp_path: Path) -> None:
+    """``Path.home()`` raises where neither HOME nor the password database names one."""
+    setup = "import pathlib\ndef nowhere(): raise RuntimeError('Could not determine home directory')\n"
+    setup += "pathlib.Path.home = staticmethod(nowhere)\nimport os\nos.environ.pop('XDG_CACHE_HOME', None)\n"
+    setup += "os.environ.pop('PREFIXLINT_CACHE_HOME', None)"
+    got = _run(tmp_path, setup=setup)
+    assert got["stats"] == {"reused": 0, "compiled": 0} and len(got["classes"]) > 150

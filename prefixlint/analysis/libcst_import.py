@@ -109,7 +109,12 @@ def import_libcst() -> None:
     if "exec" in vars(dataclasses):  # a stand-in of someone else's: leave it alone
         importlib.import_module("libcst")
         return
-    path = cache_file()
+    try:
+        path = cache_file()
+    except (OSError, RuntimeError, KeyError) as exc:  # no home folder to find (Path.home)
+        log.debug("libcst imported without kept code: %s", exc)
+        importlib.import_module("libcst")
+        return
     reuse = _CodeReuse(load_code(path))
     dataclasses.exec = reuse  # type: ignore[attr-defined]  # the module's name shadows the builtin
     try:
