@@ -128,13 +128,12 @@ class TemplateMixin:
             if any(mark in rest for mark in "{}$%"):
                 return None  # its placeholders would be placed as if they continued the head
             return evolve(head, text=head.text + rest, literal=None)  # (a moved line would stay ahead of it)
-        if isinstance(node, cst.Name) and not self._reassigned_param(node.value, env):  # type: ignore[attr-defined]
-            argument = getattr(env.bindings, "argument", None)  # a call's bindings (LazyBindings)
-            bound = argument(node.value) if argument is not None else None
-            if bound is not None:  # the template the caller passes, read where it is written
-                got = self.template_source(bound[0], bound[1], depth + 1)
-                if got is not None:
-                    return got
+        argument = getattr(env.bindings, "argument", None)  # a call's bindings (LazyBindings)
+        bound = argument(node.value) if argument is not None and isinstance(node, cst.Name) else None
+        if bound is not None and not self._reassigned_param(node.value, env):  # type: ignore[attr-defined,union-attr]
+            got = self.template_source(bound[0], bound[1], depth + 1)  # read where the caller writes it
+            if got is not None:
+                return got
         if (
             isinstance(node, cst.Name)
             and node.value in env.bindings
