@@ -94,6 +94,14 @@ def fast_encoder(tokenizer: Tokenizer) -> Callable[[str], list[int]]:
     return encode
 
 
+def _content_digest(section: str, role: str | None, text: str) -> bytes:
+    """A piece's content digest: its section, role and text (the same bytes as hashing the header
+    and then the text)."""
+    return blake2b(
+        f"{section}\x00{role or ''}\x00{text}".encode("utf-8", "surrogatepass"), digest_size=16
+    ).digest()
+
+
 class PieceCache:
     """Token counts, hashes and sketches of piece contents, keyed by content.
 
@@ -159,10 +167,7 @@ class PieceCache:
                 ids = self.tokenizer.encode(text)
         else:
             ids = self._encode(text)
-        # the same bytes as hashing the header and then the text
-        digest = blake2b(
-            f"{section}\x00{role or ''}\x00{text}".encode("utf-8", "surrogatepass"), digest_size=16
-        ).digest()
+        digest = _content_digest(section, role, text)
         if self._estimate:
             sketch = self._text_sketch(text)
         else:  # one hash per full block of SKETCH_BLOCK ids (tuples of ids, all in C)
@@ -175,9 +180,7 @@ class PieceCache:
     def _image_entry(section: str, role: str | None, image: ImageText) -> _Entry:
         """An image's entry: its estimated tokens, and one sketch block per :data:`SKETCH_BLOCK` of
         them derived from its digest (the same image gives the same blocks, another image none)."""
-        digest = blake2b(
-            f"{section}\x00{role or ''}\x00{image}".encode("utf-8", "surrogatepass"), digest_size=16
-        ).digest()
+        digest = _content_digest(section, role, image)
         sketch = tuple(hash((digest, i)) for i in range(image.tokens // SKETCH_BLOCK))
         return _Entry(image.tokens, digest, sketch)
 
@@ -189,9 +192,7 @@ class PieceCache:
             return
         if len(self._entries) >= self.max_entries:
             self._entries.clear()
-        digest = blake2b(
-            f"{section}\x00{role or ''}\x00{text}".encode("utf-8", "surrogatepass"), digest_size=16
-        ).digest()
+        digest = _content_digest(section, role, text)
         self._entries[key] = _Entry(tokens, digest, ())
 
     def digest(self, section: str, role: str | None, text: str) -> bytes:
@@ -204,9 +205,7 @@ class PieceCache:
         if found is None:
             if len(self._digests) >= self.max_entries:
                 self._digests.clear()
-            found = blake2b(
-                f"{section}\x00{role or ''}\x00{text}".encode("utf-8", "surrogatepass"), digest_size=16
-            ).digest()
+            found = _content_digest(section, role, text)
             self._digests[key] = found
         return found
 
@@ -218,9 +217,7 @@ class PieceCache:
             return hit.digest
         found = self._digests.get(key)
         if found is None:
-            found = blake2b(
-                f"{section}\x00{role or ''}\x00{text}".encode("utf-8", "surrogatepass"), digest_size=16
-            ).digest()
+            found = _content_digest(section, role, text)
         return found
 
     def chain(self, prev: bytes, digest: bytes) -> bytes:
