@@ -142,44 +142,32 @@ def make_sample(
     for i, p in enumerate(pieces):
         s.first_unit.append(len(s.keys))
         text = p.text or ""
-        if isinstance(text, ImageText):  # one unit: the image, weighing its estimated tokens
-            first_of_message = p.message_index is not None and p.message_index != last_msg
-            last_msg = p.message_index if p.message_index is not None else last_msg
-            overhead = max(0, p.tokens - text.tokens) if first_of_message else 0
-            marker = -1 - _ROLES.get(p.role or "", 9)
-            s.keys.extend([marker] * overhead + [str(text)])
-            s.weights.extend([1.0] * overhead + [float(text.tokens)])
-            s.piece_of.extend([i] * (overhead + 1))
-            s._offsets.extend([(-1, -1)] * overhead + [(0, len(text))])  # no ids to decode
-            continue
-        words: list[tuple[str, float, int, int]] = []
-        if enc is not None:
-            ids = tokenizer.encode(text)
-            own = float(len(ids))
-        else:
-            words = [(m.group(), len(m.group()) / 4, m.start(), m.end()) for m in _WORDS.finditer(text)]
-            own = sum(w for _, w, _, _ in words)
+        keys, weights, offsets = _own_units(text, tokenizer)
         first_of_message = p.message_index is not None and p.message_index != last_msg
         last_msg = p.message_index if p.message_index is not None else last_msg
-        overhead = max(0, round(p.tokens - own)) if first_of_message else 0
+        overhead = max(0, round(p.tokens - sum(weights))) if first_of_message else 0
         marker = -1 - _ROLES.get(p.role or "", 9)
-        s.keys.extend([marker] * overhead)
-        s.weights.extend([1.0] * overhead)
-        s.piece_of.extend([i] * overhead)
-        if enc is not None:
-            s.keys.extend(ids)
-            s.weights.extend([1.0] * len(ids))
-            s.piece_of.extend([i] * len(ids))
-            s._offsets.extend([None] * (overhead + len(ids)))
-        else:
-            s._offsets.extend([(-1, -1)] * overhead)
-            for key, w, a, b in words:
-                s.keys.append(key)
-                s.weights.append(w)
-                s.piece_of.append(i)
-                s._offsets.append((a, b))
+        s.keys.extend([marker] * overhead + keys)
+        s.weights.extend([1.0] * overhead + weights)
+        s.piece_of.extend([i] * (overhead + len(keys)))
+        # token ids get their offsets on first use (a decode), and the markers with them
+        lazy = enc is not None and not isinstance(text, ImageText)
+        s._offsets.extend([None if lazy else (-1, -1)] * overhead + offsets)
     s.first_unit.append(len(s.keys))
     return s
+
+
+def _own_units(text: str, tokenizer: Tokenizer) -> tuple[list[Any], list[float], list[Any]]:
+    """A piece text's own alignment units: keys, weights and character offsets (None: worked out
+    from the token ids when needed). An image is one unit weighing its estimated tokens; a text is
+    its token ids, or with an estimating tokenizer its words weighted as their estimated tokens."""
+    if isinstance(text, ImageText):
+        return [str(text)], [float(text.tokens)], [(0, len(text))]  # no ids to decode
+    if tokenizer._encoding is not None:
+        ids = tokenizer.encode(text)
+        return ids, [1.0] * len(ids), [None] * len(ids)
+    words = [(m.group(), len(m.group()) / 4, m.start(), m.end()) for m in _WORDS.finditer(text)]
+    return [w[0] for w in words], [w[1] for w in words], [(a, b) for _, _, a, b in words]
 
 
 def _token_starts(enc: Any, ids: list[int], text: str) -> list[int]:
