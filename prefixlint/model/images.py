@@ -21,7 +21,7 @@ from functools import cache
 from hashlib import blake2b
 from typing import Any
 
-from prefixlint.model.data import data_toml
+from prefixlint.model.providers import get_provider
 
 # base64 characters decoded first for a header, then more (a JPEG's size can follow a large EXIF block)
 _FIRST_CHARS = 4096
@@ -78,8 +78,8 @@ class ImageRule:
 
 @cache
 def image_rule(provider: str) -> ImageRule:
-    """The image rule of ``provider`` (``openai`` or ``anthropic``)."""
-    raw = dict(data_toml("providers.toml")[provider]["images"])
+    """The image rule of ``provider`` (``openai`` or ``anthropic``, or a provider that inherits one)."""
+    raw = dict(get_provider(provider).raw["images"])
     rule = str(raw.pop("rule"))
     w, h = raw.pop("unknown_size_px")
     raw.pop("source", None)
