@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import threading
 import time
 import uuid
 from collections.abc import Iterator
@@ -327,17 +328,26 @@ def test_disconnect_mid_stream_frees_blocks(server: tuple[str, LLMEngine]) -> No
     url, eng = server
     wait_idle(eng)
     aborted = eng.counters.finished.get("abort", 0)
-    # At least 5 ms a step, so the ~2,000-token requests cannot finish before the client hangs up,
-    # however busy the machine is (a starved client thread otherwise read its first line too late).
-    eng.fault_hook = lambda seq, bm: time.sleep(0.005)
+    # The engine is held after a request's first token until the client has hung up: the request is
+    # surely running when its first line is read, and cannot finish before the disconnect, however
+    # busy the machine (a timing margin failed under load: the request ran out first).
+    gate = threading.Event()
+
+    def hold_after_first_token(seq: object, bm: object) -> None:
+        if seq.num_output_tokens >= 1:  # type: ignore[attr-defined]
+            gate.wait(30)
+
+    eng.fault_hook = hold_after_first_token
     try:
-        disconnect_twice(url, eng)
+        disconnect_twice(url, eng, gate)
     finally:
+        gate.set()
         eng.fault_hook = None
     assert eng.counters.finished.get("abort", 0) == aborted + 2
 
 
-def disconnect_twice(url: str, eng: LLMEngine) -> None:
+def disconnect_twice(url: str, eng: LLMEngine, gate: threading.Event) -> None:
+    """Two streams hung up after their first token: raw HTTP, then the openai client's stream."""
     aborted = eng.counters.finished.get("abort", 0)
     body = {
         "model": "tiny",
@@ -346,6 +356,7 @@ def disconnect_twice(url: str, eng: LLMEngine) -> None:
         "ignore_eos": True,
         "stream": True,
     }
+    gate.clear()
     with httpx.stream(
         "POST", f"{url}/v1/completions", json=body, headers={"Authorization": "Bearer key-a"}, timeout=30
     ) as resp:
@@ -354,10 +365,12 @@ def disconnect_twice(url: str, eng: LLMEngine) -> None:
                 json.loads(line[6:])
                 break
         assert eng.stats()["running"] == 1
-    # The connection is closed; the server notices on its next write and aborts the request.
+    # The connection is closed; once the engine goes on, the server notices and aborts the request.
+    gate.set()
     wait_idle(eng)
     assert eng.counters.finished.get("abort", 0) == aborted + 1
     # The same through the openai client's stream object.
+    gate.clear()
     stream = oai(url).chat.completions.create(
         model="tiny",
         messages=[{"role": "user", "content": "go on forever"}],
@@ -366,7 +379,9 @@ def disconnect_twice(url: str, eng: LLMEngine) -> None:
         extra_body={"ignore_eos": True},
     )
     next(iter(stream))
+    assert eng.stats()["running"] == 1
     stream.close()
+    gate.set()
     wait_idle(eng)
 
 
